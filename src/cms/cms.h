@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Digests, certificates (through mbedTLS), the bytes a key signs and the
+ * PKCS#7/CMS SignedData the kernel's sign-file emits, in our own DER.
+ * No I/O, no PKCS#11.
+ */
+#ifndef MS_CMS_H
+#define MS_CMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/ms_common.h"
+
+enum ms_hash_alg {
+	MS_HASH_SHA1 = 1,
+	MS_HASH_SHA224,
+	MS_HASH_SHA256,
+	MS_HASH_SHA384,
+	MS_HASH_SHA512,
+	MS_HASH_SHA3_256,
+	MS_HASH_SHA3_384,
+	MS_HASH_SHA3_512,
+};
+
+#define MS_HASH_MAX_SIZE 64
+
+enum ms_key_type {
+	MS_KEY_RSA = 1,
+	MS_KEY_EC,
+};
+
+enum ms_ec_curve {
+	MS_EC_NONE = 0,
+	MS_EC_P256,
+	MS_EC_P384,
+	MS_EC_P521,
+};
+
+/* Largest signature we handle: RSA-16384 (2048 bytes). */
+#define MS_SIG_MAX 2048
+
+/**
+ * ms_cms_hash_from_name() - look up a hash the way sign-file takes its first
+ * argument (case-insensitive): sha1, sha224, sha256, sha384, sha512,
+ * sha3-256, sha3-384, sha3-512.
+ * Return: MS_OK; MS_E_UNSUPPORTED for a SHA-3 name when the mbedTLS in use
+ * has no SHA-3; MS_E_ARG for any other name (md5, unknown).
+ */
+ms_err ms_cms_hash_from_name(const char *name, enum ms_hash_alg *out) MS_MUST_CHECK;
+
+/** ms_cms_hash_name() - canonical lower-case name ("sha256"); never NULL. */
+const char *ms_cms_hash_name(enum ms_hash_alg alg);
+
+/** ms_cms_hash_size() - digest length in bytes, 0 for an invalid value. */
+size_t ms_cms_hash_size(enum ms_hash_alg alg);
+
+/* Streaming digest; heap object owned by the caller. */
+struct ms_cms_digest;
+
+/**
+ * ms_cms_digest_new() - start a digest of @alg.
+ * Return: MS_OK, MS_E_ARG, MS_E_UNSUPPORTED, MS_E_NOMEM. *@out is NULL on failure.
+ */
+ms_err ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out) MS_MUST_CHECK;
+ms_err ms_cms_digest_update(struct ms_cms_digest *d, const uint8_t *p, size_t len) MS_MUST_CHECK;
+/**
+ * ms_cms_digest_final() - write the digest to @out (@cap >= hash size) and
+ * reset @d so that it can hash the next module.
+ */
+ms_err ms_cms_digest_final(struct ms_cms_digest *d, uint8_t *out, size_t cap,
+			   size_t *out_len) MS_MUST_CHECK;
+void ms_cms_digest_free(struct ms_cms_digest *d);
+
+/**
+ * ms_cms_tbs_encode() - the bytes the key signs for a module digest: for RSA
+ * the PKCS#1 DigestInfo (RFC 8017, 9.2) for CKM_RSA_PKCS, for EC the digest
+ * itself for CKM_ECDSA. @out NULL asks for the size in *@out_len.
+ * Return: MS_OK, MS_E_ARG (digest length not the hash's), MS_E_NOSPACE.
+ */
+ms_err ms_cms_tbs_encode(enum ms_key_type type, enum ms_hash_alg alg,
+			 const uint8_t *digest, size_t digest_len,
+			 uint8_t *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_sig_encode() - turn a raw signature as PKCS#11 returns it into the
+ * SignerInfo signature value: RSA unchanged; EC r||s (two equal halves) into
+ * DER Ecdsa-Sig-Value ::= SEQUENCE { r INTEGER, s INTEGER } with minimal
+ * INTEGERs. @out NULL asks for the size.
+ * Return: MS_OK, MS_E_MALFORMED (odd or empty r||s, r or s zero), MS_E_NOSPACE.
+ */
+ms_err ms_cms_sig_encode(enum ms_key_type type, const uint8_t *raw, size_t raw_len,
+			 uint8_t *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
+/* A parsed X.509 certificate; heap object owned by the caller. */
+struct ms_cms_cert;
+
+/**
+ * ms_cms_cert_parse() - parse a DER or PEM certificate (untrusted input).
+ * Return: MS_OK, MS_E_MALFORMED, MS_E_UNSUPPORTED (key neither RSA nor EC
+ * P-256/384/521), MS_E_NOMEM. *@out is NULL on failure.
+ */
+ms_err ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out) MS_MUST_CHECK;
+void ms_cms_cert_free(struct ms_cms_cert *cert);
+
+/**
+ * ms_cms_cert_key() - the certificate's key type, curve (MS_EC_NONE for RSA)
+ * and size in bits. Any out pointer may be NULL.
+ */
+void ms_cms_cert_key(const struct ms_cms_cert *cert, enum ms_key_type *type,
+		     enum ms_ec_curve *curve, size_t *bits);
+
+/**
+ * ms_cms_cert_has_skid() - whether the certificate has a subjectKeyIdentifier.
+ */
+bool ms_cms_cert_has_skid(const struct ms_cms_cert *cert);
+
+/**
+ * ms_cms_cert_subject() - the subject as text ("O=..., CN=...") into @out,
+ * NUL-terminated and truncated to @cap, for messages only.
+ */
+void ms_cms_cert_subject(const struct ms_cms_cert *cert, char *out, size_t cap);
+
+/**
+ * ms_cms_cert_match_rsa() - compare the certificate's key with an RSA public
+ * key given as big-endian modulus and exponent (leading zeros allowed).
+ * Return: MS_OK if equal, MS_E_MISMATCH if not (also for an EC certificate),
+ * MS_E_MALFORMED for empty input.
+ */
+ms_err ms_cms_cert_match_rsa(const struct ms_cms_cert *cert, const uint8_t *n, size_t n_len,
+			     const uint8_t *e, size_t e_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_cert_match_ec() - compare with an EC public key: @params is the DER
+ * ECParameters (a named-curve OID, as CKA_EC_PARAMS holds it), @point the
+ * point as CKA_EC_POINT holds it: either a DER OCTET STRING wrapping
+ * 04||X||Y (PKCS#11 2.40) or the bare 04||X||Y (some tokens).
+ * Return: MS_OK, MS_E_MISMATCH, MS_E_MALFORMED.
+ */
+ms_err ms_cms_cert_match_ec(const struct ms_cms_cert *cert, const uint8_t *params, size_t params_len,
+			    const uint8_t *point, size_t point_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_cert_match_spki() - compare with a DER SubjectPublicKeyInfo (as a
+ * PEM key's public half or CKA_PUBLIC_KEY_INFO gives it).
+ * Return: MS_OK, MS_E_MISMATCH, MS_E_MALFORMED.
+ */
+ms_err ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spki,
+			      size_t spki_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_cert_verify() - verify a signature made over @tbs (as
+ * ms_cms_tbs_encode() built it) with the certificate's public key: RSA
+ * PKCS#1 v1.5, or ECDSA with @sig as the raw r||s. Used to check a key
+ * that exposes no public attributes.
+ * Return: MS_OK, MS_E_MISMATCH (does not verify), MS_E_ARG.
+ */
+ms_err ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
+			  const uint8_t *tbs, size_t tbs_len,
+			  const uint8_t *sig, size_t sig_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_signer_id_encode() - the SignerInfo sid, as one DER TLV:
+ * IssuerAndSerialNumber with issuer Name and serial INTEGER copied byte for
+ * byte from the certificate, or with @use_skid the [0] IMPLICIT
+ * SubjectKeyIdentifier (RFC 5652, 5.3). @out NULL asks for the size.
+ * Return: MS_OK, MS_E_NOTFOUND (@use_skid and no SKID), MS_E_NOSPACE.
+ */
+ms_err ms_cms_signer_id_encode(const struct ms_cms_cert *cert, bool use_skid,
+			       uint8_t *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
+struct ms_cms_signer {
+	enum ms_hash_alg hash;
+	enum ms_key_type key_type;
+	bool use_skid;		/* versions 3 and a [0] sid instead of 1 */
+	struct ms_span sid;	/* from ms_cms_signer_id_encode() */
+	struct ms_span sig;	/* from ms_cms_sig_encode() */
+};
+
+/**
+ * ms_cms_signed_data_encode() - the ContentInfo holding a detached SignedData
+ * exactly as the kernel's sign-file emits it (OpenSSL CMS with NOCERTS,
+ * DETACHED, BINARY, NOSMIMECAP, NOATTR): no certificates, no signed
+ * attributes, digestAlgorithm without parameters, rsaEncryption with NULL
+ * or ecdsa-with-SHA* without parameters. @out NULL asks for the size.
+ * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE, MS_E_INTERNAL.
+ */
+ms_err ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
+				 size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_signed_data_check() - check that @p is exactly one strict DER
+ * ContentInfo of type signedData whose content is a SignedData SEQUENCE
+ * with detached (absent) eContent, as `-s` must append. Parses untrusted
+ * input.
+ * Return: MS_OK, MS_E_MALFORMED.
+ */
+ms_err ms_cms_signed_data_check(const uint8_t *p, size_t len) MS_MUST_CHECK;
+
+#endif

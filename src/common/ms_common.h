@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Error codes, byte spans, secret wiping and the PIN buffer shared by all of modsign. */
+#ifndef MS_COMMON_H
+#define MS_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+	MS_OK = 0,
+	MS_E_INTERNAL,		/* invariant broken: a bug */
+	MS_E_ARG,		/* caller misuse */
+	MS_E_NOMEM,
+	MS_E_IO,		/* errno kept by the owning context */
+	MS_E_NOSPACE,		/* output buffer too small */
+	MS_E_MALFORMED,		/* input does not parse */
+	MS_E_UNSUPPORTED,	/* valid, but not handled */
+	MS_E_TOKEN,		/* PKCS#11 failure; CK_RV kept by the context */
+	MS_E_PIN,		/* PIN missing, rejected or locked */
+	MS_E_NOTFOUND,		/* token, key or certificate absent */
+	MS_E_AMBIGUOUS,		/* several tokens or objects match */
+	MS_E_MISMATCH,		/* key and certificate are not a pair */
+	MS_E_SIGNED,		/* already signed, where the policy refuses that */
+	MS_E_CHANGED,		/* a file changed while we were reading it */
+} ms_err;
+
+#define MS_MUST_CHECK __attribute__((warn_unused_result))
+
+/**
+ * ms_err_str() - static text for an error code, never NULL.
+ */
+const char *ms_err_str(ms_err err);
+
+/* A read-only view of bytes owned by someone else; never outlives them. */
+struct ms_span {
+	const uint8_t *p;
+	size_t len;
+};
+
+/**
+ * ms_wipe() - overwrite @len bytes at @p with zeros in a way the compiler
+ * cannot drop. @p may be NULL when @len is 0.
+ */
+void ms_wipe(void *p, size_t len);
+
+/* The longest PIN or passphrase we accept; longer input is an error. */
+#define MS_PIN_MAX 256
+
+/*
+ * The one PIN of a run, owned by the CLI (style guide, section 6). Library
+ * code gets a const pointer. @source names where it came from for messages
+ * ("pin-source file", "terminal", "KBUILD_SIGN_PIN"); the value and its
+ * length are never printed.
+ */
+struct ms_pin {
+	char buf[MS_PIN_MAX + 1];
+	size_t len;
+	const char *source;
+	bool is_set;
+};
+
+/**
+ * ms_pin_clear() - wipe the PIN buffer and forget its source. Safe to call
+ * twice and on a zero-initialised struct.
+ */
+void ms_pin_clear(struct ms_pin *pin);
+
+#endif

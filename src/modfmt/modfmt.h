@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The signed module file format (kernel's module_signature trailer and
+ * marker) and safe file writes: a module is either untouched or completely
+ * signed, never half-written. No crypto.
+ */
+#ifndef MS_MODFMT_H
+#define MS_MODFMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "../common/ms_common.h"
+
+/* include/linux/module_signature.h: the marker ends the file, no NUL. */
+#define MS_MOD_MAGIC "~Module signature appended~\n"
+#define MS_MOD_MAGIC_LEN 28
+#define MS_MOD_INFO_LEN 12	/* struct module_signature */
+#define MS_MOD_TRAILER_LEN (MS_MOD_INFO_LEN + MS_MOD_MAGIC_LEN)
+#define MS_MOD_ID_PKCS7 2	/* PKEY_ID_PKCS7, the only id_type accepted */
+
+/* The 12-byte module_signature, field by field. */
+struct ms_mod_sig_info {
+	uint8_t algo;
+	uint8_t hash;
+	uint8_t id_type;
+	uint8_t signer_len;
+	uint8_t key_id_len;
+	uint8_t pad[3];
+	uint32_t sig_len;	/* host order here; big-endian in the file */
+};
+
+/**
+ * ms_mod_trailer_build() - the 40 bytes that follow a PKCS#7 blob of
+ * @sig_len bytes: module_signature {0, 0, 2, 0, 0, {0,0,0}, be32 sig_len}
+ * then the marker. @cap must be at least MS_MOD_TRAILER_LEN.
+ * Return: MS_OK, MS_E_NOSPACE.
+ */
+ms_err ms_mod_trailer_build(uint32_t sig_len, uint8_t *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_mod_trailer_parse() - judge the last @tail_len (>= 40) bytes of a file
+ * of @file_len bytes by the kernel's rules (kernel/module_signature.c
+ * mod_check_sig): marker present, id_type 2, other fields zero, sig_len
+ * within the file. Parses untrusted input.
+ * Return: MS_OK (signed; *@out filled), MS_E_NOTFOUND (no marker: unsigned),
+ * MS_E_MALFORMED (marker present but the info block breaks a rule).
+ */
+ms_err ms_mod_trailer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_len,
+			    struct ms_mod_sig_info *out) MS_MUST_CHECK;
+
+/* How a signed module reaches the disk. */
+enum ms_write_mode {
+	/* New file beside the target (O_EXCL, original mode), fsync, rename, dir fsync. */
+	MS_WRITE_REPLACE = 0,
+};
+
+/*
+ * One module being signed. Owns its file descriptors and temp file; the
+ * caller owns the struct (ms_modfile_init/ms_modfile_clear). On failure,
+ * @op names the failing call ("open", "rename", ...), @err_path the file it
+ * was about and @sys_errno the errno (0 when not a system error).
+ */
+struct ms_modfile {
+	const char *path;	/* caller's string, must outlive the struct */
+	int fd;			/* -1 when closed */
+	struct stat st;		/* at open */
+	uint64_t read_off;	/* for ms_modfile_read() */
+	const char *op;
+	const char *err_path;
+	int sys_errno;
+	char tmp_path[4096];	/* temp file while writing, "" otherwise */
+	int tmp_fd;
+};
+
+void ms_modfile_init(struct ms_modfile *mf);
+
+/**
+ * ms_modfile_open() - open @path read-only without following a symlink
+ * (a symlink is MS_E_ARG with op "open" and sys_errno ELOOP, since signing
+ * in place would replace the link, not sign its target). Must be a regular
+ * file (a directory or device is MS_E_ARG).
+ * Return: MS_OK, MS_E_IO, MS_E_ARG.
+ */
+ms_err ms_modfile_open(struct ms_modfile *mf, const char *path) MS_MUST_CHECK;
+
+/**
+ * ms_modfile_read() - next bytes of the module from the start, for hashing;
+ * *@n == 0 at the end. The size read must equal the size at open, else
+ * MS_E_CHANGED.
+ */
+ms_err ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *n) MS_MUST_CHECK;
+
+/**
+ * ms_modfile_sig_state() - whether the module already ends with a signature.
+ * Return: MS_OK (signed, *@info filled), MS_E_NOTFOUND (unsigned),
+ * MS_E_MALFORMED (marker with a broken info block), MS_E_IO.
+ */
+ms_err ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info) MS_MUST_CHECK;
+
+/**
+ * ms_modfile_write_signed() - write module bytes + @cms + trailer to @dest,
+ * or over the module itself when @dest is NULL, as @mode says. The module
+ * bytes come from the open descriptor; if the module changed since open
+ * (size or mtime), nothing is written and MS_E_CHANGED is returned. A @dest
+ * that is a symlink or a directory is refused. On any failure the target is
+ * unchanged and no temp file is left.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED.
+ */
+ms_err ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *cms,
+			       size_t cms_len, enum ms_write_mode mode) MS_MUST_CHECK;
+
+/** ms_modfile_clear() - close descriptors, remove a leftover temp file. */
+void ms_modfile_clear(struct ms_modfile *mf);
+
+/* Where a failed small-file write went wrong. */
+struct ms_file_fail {
+	const char *op;
+	int sys_errno;
+};
+
+/**
+ * ms_file_write_atomic() - create or replace @path with @len bytes from @p,
+ * mode @mode, through a temp file in the same directory, fsync and rename;
+ * refuses a @path that is a symlink or a directory (MS_E_ARG).
+ * Return: MS_OK, MS_E_IO, MS_E_ARG.
+ */
+ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
+			    struct ms_file_fail *fail) MS_MUST_CHECK;
+
+/**
+ * ms_file_read_small() - read a whole regular file of at most @max bytes
+ * (certificate, key, raw signature, PIN file) into a malloc'd buffer owned
+ * by the caller. Follows symlinks (reading through one is harmless). A
+ * larger file is MS_E_ARG with sys_errno EFBIG.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_NOMEM.
+ */
+ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
+			  struct ms_file_fail *fail) MS_MUST_CHECK;
+
+#endif

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Token access: loads PKCS#11 modules through p11-kit, finds the one token a
+ * pkcs11: URI (RFC 7512) names, logs in once, finds the key or certificate
+ * once, then signs with one C_Sign per call. Knows nothing of CMS or files.
+ */
+#ifndef MS_P11_H
+#define MS_P11_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/ms_common.h"
+
+struct ms_p11;
+
+/* The call that failed last and what it returned, for one-line messages. */
+struct ms_p11_fail {
+	const char *call;	/* "C_Login", "C_Sign", "p11_kit_uri_parse", ...; NULL if none */
+	unsigned long rv;	/* CK_RV; CKR_OK (0) when the failure is not a token's */
+	char detail[1024];	/* human text: candidates when ambiguous, what was searched, ... */
+};
+
+enum ms_p11_key_type {
+	MS_P11_KEY_RSA = 1,
+	MS_P11_KEY_EC,
+};
+
+/*
+ * Public half of the found key, read from the private key's attributes or
+ * from the public key / certificate object with the same CKA_ID. Fixed
+ * ceilings; a longer attribute is an error, never a truncation.
+ */
+struct ms_p11_pubkey {
+	bool has_rsa;		/* modulus and exponent set */
+	uint8_t modulus[1024];	/* up to RSA-8192 */
+	size_t modulus_len;
+	uint8_t exponent[16];
+	size_t exponent_len;
+	bool has_ec;		/* ec_params and ec_point set */
+	uint8_t ec_params[128];	/* DER ECParameters (named-curve OID) */
+	size_t ec_params_len;
+	uint8_t ec_point[160];	/* CKA_EC_POINT as the token returns it */
+	size_t ec_point_len;
+	bool has_spki;		/* CKA_PUBLIC_KEY_INFO, DER SubjectPublicKeyInfo */
+	uint8_t spki[2048];
+	size_t spki_len;
+};
+
+/**
+ * ms_p11_rv_name() - "CKR_PIN_INCORRECT" for a CK_RV; "CKR_0x..." style text
+ * in a static buffer is never used: unknown values give "CKR_(unknown)".
+ */
+const char *ms_p11_rv_name(unsigned long rv);
+
+/**
+ * ms_p11_open() - parse @uri, load the module it names (module-path= or
+ * module-name=) or every module registered with p11-kit, and pick the one
+ * token that matches the URI's token, slot and library attributes; open a
+ * session on it. Two matching tokens are MS_E_AMBIGUOUS with the candidates
+ * listed in the failure detail. On failure *@out is still a context (or
+ * NULL for MS_E_NOMEM) so that ms_p11_last_fail() can be read; the caller
+ * always calls ms_p11_close().
+ * Return: MS_OK, MS_E_ARG (not a pkcs11: URI / unparsable), MS_E_NOTFOUND,
+ * MS_E_AMBIGUOUS, MS_E_TOKEN, MS_E_NOMEM.
+ */
+ms_err ms_p11_open(const char *uri, struct ms_p11 **out) MS_MUST_CHECK;
+
+/** ms_p11_close() - log out, close sessions, release modules. NULL is a no-op. */
+void ms_p11_close(struct ms_p11 *p11);
+
+/** ms_p11_last_fail() - details of the last failure in this context. */
+const struct ms_p11_fail *ms_p11_last_fail(const struct ms_p11 *p11);
+
+/**
+ * ms_p11_uri_pin_value() / ms_p11_uri_pin_source() - the URI's pin-value or
+ * pin-source attribute, NULL if absent. Owned by the context.
+ */
+const char *ms_p11_uri_pin_value(const struct ms_p11 *p11);
+const char *ms_p11_uri_pin_source(const struct ms_p11 *p11);
+
+/** ms_p11_token_label() - the chosen token's label, trimmed; owned by the context. */
+const char *ms_p11_token_label(const struct ms_p11 *p11);
+
+/**
+ * ms_p11_needs_pin() - true when the token requires a login
+ * (CKF_LOGIN_REQUIRED) and has no protected authentication path.
+ */
+bool ms_p11_needs_pin(const struct ms_p11 *p11);
+
+#define MS_P11_LOGIN_ALLOW_FINAL_TRY 1u
+
+/**
+ * ms_p11_login() - one C_Login as CKU_USER. @pin NULL logs in through the
+ * protected authentication path (PIN pad) or skips the login when the token
+ * needs none. Refuses (MS_E_PIN, no C_Login call) when the token flags say
+ * CKF_USER_PIN_LOCKED, or CKF_USER_PIN_FINAL_TRY without
+ * MS_P11_LOGIN_ALLOW_FINAL_TRY in @flags. A rejected PIN is never retried.
+ * The context keeps @pin (not a copy) for context-specific logins of
+ * CKA_ALWAYS_AUTHENTICATE keys: it must stay valid until ms_p11_close().
+ * Return: MS_OK, MS_E_PIN (rejected, locked, final try, missing), MS_E_TOKEN.
+ */
+ms_err ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags) MS_MUST_CHECK;
+
+/**
+ * ms_p11_key_find() - the one private key (CKO_PRIVATE_KEY) matching the
+ * URI's object= (CKA_LABEL) and id= (CKA_ID); an RSA or EC key that can sign.
+ * Return: MS_OK, MS_E_NOTFOUND, MS_E_AMBIGUOUS (candidates in the detail),
+ * MS_E_UNSUPPORTED (other key type), MS_E_TOKEN.
+ */
+ms_err ms_p11_key_find(struct ms_p11 *p11, enum ms_p11_key_type *type_out) MS_MUST_CHECK;
+
+/** ms_p11_key_always_authenticate() - CKA_ALWAYS_AUTHENTICATE of the found key. */
+bool ms_p11_key_always_authenticate(const struct ms_p11 *p11);
+
+/**
+ * ms_p11_key_public() - the public half of the found key (see struct
+ * ms_p11_pubkey). Sets none of the has_* flags when the token exposes none.
+ * Return: MS_OK, MS_E_TOKEN, MS_E_MALFORMED (attribute over a ceiling).
+ */
+ms_err ms_p11_key_public(struct ms_p11 *p11, struct ms_p11_pubkey *out) MS_MUST_CHECK;
+
+/**
+ * ms_p11_cert_find() - the DER value (CKA_VALUE) of the one certificate
+ * object matching the URI's object= and id=. *@der_out is malloc'd and owned
+ * by the caller (free()); at most 64 KiB.
+ * Return: MS_OK, MS_E_NOTFOUND, MS_E_AMBIGUOUS, MS_E_TOKEN, MS_E_MALFORMED,
+ * MS_E_NOMEM.
+ */
+ms_err ms_p11_cert_find(struct ms_p11 *p11, uint8_t **der_out, size_t *der_len) MS_MUST_CHECK;
+
+/**
+ * ms_p11_session_count_max() - how many sessions may sign in parallel on this
+ * token: 1 when the token reports ulMaxSessionCount 1 or fewer than two
+ * sessions free; otherwise the reported limit capped at @want.
+ */
+unsigned ms_p11_session_count_max(const struct ms_p11 *p11, unsigned want);
+
+/**
+ * ms_p11_session_add() - open one more session on the logged-in token for a
+ * parallel signer; its index (1, 2, ...) is returned in *@index. Session 0
+ * is the one ms_p11_open() opened. Not thread-safe: call before the signers
+ * start.
+ * Return: MS_OK, MS_E_TOKEN, MS_E_NOMEM.
+ */
+ms_err ms_p11_session_add(struct ms_p11 *p11, unsigned *index) MS_MUST_CHECK;
+
+/**
+ * ms_p11_sign() - one C_SignInit + C_Sign on session @session with the found
+ * key: CKM_RSA_PKCS over @tbs (a DigestInfo) or CKM_ECDSA over @tbs (a
+ * digest), after a context-specific login when the key needs one. RSA gives
+ * modulus-length bytes, EC gives r||s. Different sessions may be used from
+ * different threads at once; the failure of a call on session @session is
+ * kept for ms_p11_session_fail().
+ * Return: MS_OK, MS_E_TOKEN, MS_E_PIN, MS_E_NOSPACE, MS_E_MALFORMED (token
+ * returned a length over @cap or a bad r||s size), MS_E_ARG.
+ */
+ms_err ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs_len,
+		   uint8_t *sig, size_t cap, size_t *sig_len) MS_MUST_CHECK;
+
+/** ms_p11_session_fail() - the last failure of ms_p11_sign() on @session. */
+const struct ms_p11_fail *ms_p11_session_fail(const struct ms_p11 *p11, unsigned session);
+
+#endif

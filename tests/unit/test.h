@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The unit test harness: MS_TEST(name) defines and registers a test in the
+ * "ms_tests" linker section; tests/unit/main.c runs each in a forked child.
+ * CHECK() ends the child with status 1 and prints where; MS_SKIP() with 77.
+ */
+#ifndef MS_TEST_H
+#define MS_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ms_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define MS_TEST(id)							\
+	static void id(void);						\
+	static const struct ms_test ms_test_##id = { #id, id };	\
+	__attribute__((used, section("ms_tests")))			\
+	static const struct ms_test *const ms_test_ptr_##id = &ms_test_##id; \
+	static void id(void)
+
+#define CHECK(expr)							\
+	do {								\
+		if (!(expr)) {						\
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n",	\
+				__FILE__, __LINE__, #expr);		\
+			exit(1);					\
+		}							\
+	} while (0)
+
+#define CHECK_EQ_BYTES(a, b, n) CHECK(memcmp((a), (b), (n)) == 0)
+
+#define MS_SKIP(why)							\
+	do {								\
+		fprintf(stderr, "skip: %s\n", (why));			\
+		exit(77);						\
+	} while (0)
+
+/* Hex string ("30 0b 06 ..", spaces ignored) to bytes; returns the count. */
+size_t ms_test_hex(const char *hex, unsigned char *out, size_t cap);
+
+/* Path of a file in tests/data (MS_TEST_DATA or "tests/data"). */
+const char *ms_test_data(const char *name);
+
+/* Whole file into a malloc'd buffer; exits the test on failure. */
+unsigned char *ms_test_read(const char *path, size_t *len);
+
+#endif
