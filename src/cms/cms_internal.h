@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Internals of src/cms shared by its files and its unit tests: the DER
+ * writer and reader, the hash and algorithm tables, and the parsed
+ * certificate. Nothing here is part of the public API.
+ */
+#ifndef MS_CMS_INTERNAL_H
+#define MS_CMS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cms.h"
+
+/* DER tags we write or read (X.690, 8.1.2). */
+#define DER_INTEGER		0x02
+#define DER_OCTET_STRING	0x04
+#define DER_NULL		0x05
+#define DER_OID			0x06
+#define DER_SEQUENCE		0x30
+#define DER_SET			0x31
+#define DER_CTX0_PRIM		0x80	/* [0] IMPLICIT, primitive */
+#define DER_CTX0_CONS		0xa0	/* [0], constructed */
+#define DER_CTX1_CONS		0xa1	/* [1], constructed */
+#define DER_CTX3_CONS		0xa3	/* [3], constructed */
+
+/*
+ * Ceilings (style guide, section 5). Exceeding one is an error.
+ * MS_CMS_CERT_MAX bounds the certificate and so every span taken from it,
+ * which keeps all the size sums below far from SIZE_MAX.
+ */
+#define MS_CMS_CERT_MAX		65536
+#define MS_CMS_EC_HALF_MAX	66	/* P-521: ceil(521 / 8) */
+
+/* ---- der.c: bounds-checked forward writer ---- */
+
+struct ms_der_out {
+	uint8_t *buf;		/* NULL only while cap == 0 */
+	size_t cap;
+	size_t len;		/* invariant: len <= cap */
+	ms_err err;		/* sticky: the first failure wins */
+};
+
+void ms_der_out_init(struct ms_der_out *o, uint8_t *buf, size_t cap);
+/* Bytes of tag plus length octets for @content_len bytes of content. */
+size_t ms_der_header_size(size_t content_len);
+/* A whole TLV: ms_der_header_size(@content_len) + @content_len. */
+size_t ms_der_tlv_size(size_t content_len);
+void ms_der_header(struct ms_der_out *o, uint8_t tag, size_t content_len);
+void ms_der_bytes(struct ms_der_out *o, const void *p, size_t n);
+/* INTEGER 0..127 (one content byte); larger values set MS_E_INTERNAL. */
+void ms_der_small_int(struct ms_der_out *o, unsigned int v);
+/* Content length of a minimal INTEGER holding the unsigned big-endian @p. */
+size_t ms_der_uint_body_size(const uint8_t *p, size_t len);
+/* Minimal INTEGER TLV of the unsigned big-endian @p (not all zero). */
+void ms_der_uint(struct ms_der_out *o, const uint8_t *p, size_t len);
+
+/* ---- der_parse.c: strict DER reader (untrusted input) ---- */
+
+/*
+ * ms_der_get() - take one TLV off the front of @in. Rejects high tag numbers,
+ * indefinite or non-minimal lengths, length fields over 4 bytes and a
+ * length longer than what is left. On success @in is advanced past the
+ * element and @body covers its content; on failure @in is unchanged.
+ */
+ms_err ms_der_get(struct ms_span *in, uint8_t *tag, struct ms_span *body) MS_MUST_CHECK;
+/* ms_der_get() that also requires the tag to be @tag. */
+ms_err ms_der_expect(struct ms_span *in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
+/* ms_der_expect() of the whole of @in: exactly one element, nothing after. */
+ms_err ms_der_expect_only(struct ms_span in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
+/* Whether @s holds exactly the bytes @p, @len. */
+bool ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len);
+
+/* ---- hash.c: per-hash constants ---- */
+
+struct ms_hash_info {
+	enum ms_hash_alg alg;
+	const char *name;		/* sign-file's name, lower case */
+	size_t size;			/* digest bytes */
+	const uint8_t *alg_id;		/* AlgorithmIdentifier, no params */
+	size_t alg_id_len;
+	const uint8_t *di_prefix;	/* DigestInfo up to the digest */
+	size_t di_prefix_len;
+	const uint8_t *ecdsa_alg_id;	/* ecdsa-with-<hash> AlgorithmIdentifier */
+	size_t ecdsa_alg_id_len;
+};
+
+/* The table row of @alg, or NULL for a value outside the enum. */
+const struct ms_hash_info *ms_hash_info(enum ms_hash_alg alg);
+
+/* AlgorithmIdentifier { rsaEncryption, NULL } (RFC 8017, A.1). */
+extern const uint8_t ms_alg_rsa_encryption[15];
+/* OID TLVs of the ContentInfo types (RFC 5652, 3 and 4). */
+extern const uint8_t ms_oid_signed_data[11];
+extern const uint8_t ms_oid_data[11];
+
+/* ---- digest.c ---- */
+
+/* Whether the mbedTLS in use can compute @alg. */
+bool ms_digest_available(enum ms_hash_alg alg);
+
+/* ---- cert.c ---- */
+
+struct mbedtls_x509_crt;
+
+/*
+ * A parsed certificate. @crt owns a copy of the DER; the spans point into
+ * @crt->raw and live as long as @crt.
+ */
+struct ms_cms_cert {
+	struct mbedtls_x509_crt *crt;	/* heap; non-const even in a const cert */
+	enum ms_key_type type;
+	enum ms_ec_curve curve;
+	size_t bits;
+	struct ms_span issuer;		/* issuer Name TLV, as in the certificate */
+	struct ms_span serial;		/* serialNumber INTEGER content bytes */
+	struct ms_span skid;		/* SubjectKeyIdentifier value; len 0 if absent */
+};
+
+/*
+ * ms_cert_find_skid() - find subjectKeyIdentifier (2.5.29.14) in the
+ * Extensions SEQUENCE TLV @exts (RFC 5280, 4.1 and 4.2.1.2). @skid gets the
+ * KeyIdentifier octets or len 0 if the extension is absent.
+ * Return: MS_OK, MS_E_MALFORMED.
+ */
+ms_err ms_cert_find_skid(struct ms_span exts, struct ms_span *skid) MS_MUST_CHECK;
+
+/* ---- tbs.c ---- */
+
+/* Split raw r||s into halves after checking the rules of ms_cms_sig_encode(). */
+ms_err ms_ec_split(const uint8_t *raw, size_t raw_len, struct ms_span *r,
+		   struct ms_span *s) MS_MUST_CHECK;
+
+#endif

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Streaming module digests through mbedTLS's generic message-digest layer;
+ * the only file of src/cms that uses mbedtls_md.
+ */
+#include <stdlib.h>
+
+#include <mbedtls/md.h>
+
+#include "cms_internal.h"
+
+/*
+ * SHA-3 arrived in mbedTLS 3.5 (MBEDTLS_SHA3_C, MBEDTLS_MD_SHA3_*); the
+ * 2.28 on Debian 12 has none, so those names stay unsupported there.
+ */
+#if defined(MBEDTLS_SHA3_C)
+#define MS_HAVE_SHA3 1
+#else
+#define MS_HAVE_SHA3 0
+#endif
+
+struct ms_cms_digest {
+	enum ms_hash_alg alg;
+	mbedtls_md_context_t md;
+};
+
+/* MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. */
+static mbedtls_md_type_t
+md_type(enum ms_hash_alg alg)
+{
+	switch (alg) {
+	case MS_HASH_SHA1:
+		return MBEDTLS_MD_SHA1;
+	case MS_HASH_SHA224:
+		return MBEDTLS_MD_SHA224;
+	case MS_HASH_SHA256:
+		return MBEDTLS_MD_SHA256;
+	case MS_HASH_SHA384:
+		return MBEDTLS_MD_SHA384;
+	case MS_HASH_SHA512:
+		return MBEDTLS_MD_SHA512;
+#if MS_HAVE_SHA3
+	case MS_HASH_SHA3_256:
+		return MBEDTLS_MD_SHA3_256;
+	case MS_HASH_SHA3_384:
+		return MBEDTLS_MD_SHA3_384;
+	case MS_HASH_SHA3_512:
+		return MBEDTLS_MD_SHA3_512;
+#else
+	case MS_HASH_SHA3_256:
+	case MS_HASH_SHA3_384:
+	case MS_HASH_SHA3_512:
+		return MBEDTLS_MD_NONE;
+#endif
+	}
+	return MBEDTLS_MD_NONE;
+}
+
+bool
+ms_digest_available(enum ms_hash_alg alg)
+{
+	mbedtls_md_type_t t = md_type(alg);
+
+	return t != MBEDTLS_MD_NONE && mbedtls_md_info_from_type(t) != NULL;
+}
+
+ms_err
+ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out)
+{
+	ms_err err = MS_E_INTERNAL;
+	struct ms_cms_digest *d = NULL;
+	const mbedtls_md_info_t *info = NULL;
+
+	if (out == NULL) {
+		return MS_E_ARG;
+	}
+	*out = NULL;
+	if (ms_hash_info(alg) == NULL) {
+		return MS_E_ARG;
+	}
+	if (!ms_digest_available(alg)) {
+		return MS_E_UNSUPPORTED;
+	}
+	info = mbedtls_md_info_from_type(md_type(alg));
+	if (info == NULL || mbedtls_md_get_size(info) != ms_cms_hash_size(alg)) {
+		return MS_E_INTERNAL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		return MS_E_NOMEM;
+	}
+	d->alg = alg;
+	mbedtls_md_init(&d->md);
+	if (mbedtls_md_setup(&d->md, info, 0) != 0) {
+		err = MS_E_NOMEM;	/* the only failure left once info is valid */
+		goto out;
+	}
+	if (mbedtls_md_starts(&d->md) != 0) {
+		err = MS_E_INTERNAL;
+		goto out;
+	}
+	*out = d;
+	d = NULL;
+	err = MS_OK;
+out:
+	ms_cms_digest_free(d);
+	return err;
+}
+
+ms_err
+ms_cms_digest_update(struct ms_cms_digest *d, const uint8_t *p, size_t len)
+{
+	if (d == NULL || (p == NULL && len != 0)) {
+		return MS_E_ARG;
+	}
+	if (len == 0) {
+		return MS_OK;
+	}
+	if (mbedtls_md_update(&d->md, p, len) != 0) {
+		return MS_E_INTERNAL;
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_cms_digest_final(struct ms_cms_digest *d, uint8_t *out, size_t cap, size_t *out_len)
+{
+	size_t size;
+
+	if (d == NULL || out_len == NULL) {
+		return MS_E_ARG;
+	}
+	size = ms_cms_hash_size(d->alg);
+	if (out == NULL) {
+		*out_len = size;	/* size query; the digest goes on */
+		return MS_OK;
+	}
+	if (cap < size) {
+		return MS_E_NOSPACE;
+	}
+	if (mbedtls_md_finish(&d->md, out) != 0) {
+		return MS_E_INTERNAL;
+	}
+	/* Ready for the next module (mbedtls_md_starts resets the state). */
+	if (mbedtls_md_starts(&d->md) != 0) {
+		return MS_E_INTERNAL;
+	}
+	*out_len = size;
+	return MS_OK;
+}
+
+void
+ms_cms_digest_free(struct ms_cms_digest *d)
+{
+	if (d == NULL) {
+		return;
+	}
+	mbedtls_md_free(&d->md);
+	free(d);
+}

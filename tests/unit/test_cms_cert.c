@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests for src/cms/cert.c: certificate parsing, SKID, subject, signer id. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "test_cms.h"
+
+static const struct {
+	const char *name;
+	enum ms_key_type type;
+	enum ms_ec_curve curve;
+	size_t bits;
+	const char *skid;	/* NULL: none */
+	const char *serial;
+} certs[] = {
+	{ "rsa2048", MS_KEY_RSA, MS_EC_NONE, 2048,
+	  "20C20C4462D05D482B239D99693FC50C12B217AA", "008C95FFF63935D2C6A0" },
+	{ "rsa3072", MS_KEY_RSA, MS_EC_NONE, 3072,
+	  "74566C9B1F67E6592F50B1BA25E14F2D20910AB3", "14BC27AEDB33E7DADA" },
+	{ "rsa4096", MS_KEY_RSA, MS_EC_NONE, 4096,
+	  "775F0E7FA2170B1C3EC6787E0BF2D76BFBC358D8", "00A23F05086847F617AA" },
+	{ "ec256", MS_KEY_EC, MS_EC_P256, 256,
+	  "FBF54D9B724A146394E00135E14C96802F88CA07", "7D6391DEDAFFD8EE01" },
+	{ "ec384", MS_KEY_EC, MS_EC_P384, 384,
+	  "0B88E06258413A9BB5C97ED0E1B872C63E153FED", "71868DD783B875051B" },
+	{ "ec521", MS_KEY_EC, MS_EC_P521, 521,
+	  "9CEA7B66D717D340331FE5F6F3D84C36572B6CBF", "5946C3B65A12C545C7" },
+	{ "other-rsa2048", MS_KEY_RSA, MS_EC_NONE, 2048,
+	  "E1617E8F7FA398C38891B5B8E516E983BF3EC4AA", "3C080EB939FABDC340" },
+	{ "rsa2048-noskid", MS_KEY_RSA, MS_EC_NONE, 2048, NULL, "07" },
+};
+
+#define N_CERTS (sizeof(certs) / sizeof(certs[0]))
+
+static char *
+data_name(const char *base, const char *ext)
+{
+	static char name[128];
+
+	snprintf(name, sizeof(name), "%s%s", base, ext);
+	return name;
+}
+
+MS_TEST(cms_cert_parse_der_key_skid_serial)
+{
+	for (size_t i = 0; i < N_CERTS; i++) {
+		struct ms_cms_cert *cert = cms_cert(data_name(certs[i].name, ".x509.der"));
+		enum ms_key_type type = (enum ms_key_type)0;
+		enum ms_ec_curve curve = MS_EC_P521;
+		uint8_t want[64];
+		size_t bits = 0, n;
+
+		ms_cms_cert_key(cert, &type, &curve, &bits);
+		CHECK(type == certs[i].type);
+		CHECK(curve == certs[i].curve);
+		CHECK(bits == certs[i].bits);
+		ms_cms_cert_key(cert, NULL, NULL, NULL);
+		CHECK(ms_cms_cert_has_skid(cert) == (certs[i].skid != NULL));
+		if (certs[i].skid != NULL) {
+			n = ms_test_hex(certs[i].skid, want, sizeof(want));
+			CHECK(ms_der_span_eq(cert->skid, want, n));
+		}
+		n = ms_test_hex(certs[i].serial, want, sizeof(want));
+		CHECK(ms_der_span_eq(cert->serial, want, n));
+		CHECK(cert->issuer.len > 2 && cert->issuer.p[0] == DER_SEQUENCE);
+		ms_cms_cert_free(cert);
+	}
+}
+
+/* PEM gives the same certificate as DER. */
+MS_TEST(cms_cert_parse_pem_equals_der)
+{
+	for (size_t i = 0; i < N_CERTS; i++) {
+		struct ms_cms_cert *der, *pem;
+		uint8_t a[512], b[512];
+		size_t la = 0, lb = 0;
+
+		if (strcmp(certs[i].name, "rsa2048-noskid") == 0) {
+			continue;	/* no PEM copy committed */
+		}
+		der = cms_cert(data_name(certs[i].name, ".x509.der"));
+		pem = cms_cert(data_name(certs[i].name, ".x509.pem"));
+		CHECK(ms_cms_signer_id_encode(der, false, a, sizeof(a), &la) == MS_OK);
+		CHECK(ms_cms_signer_id_encode(pem, false, b, sizeof(b), &lb) == MS_OK);
+		CHECK(la == lb && memcmp(a, b, la) == 0);
+		CHECK(ms_cms_signer_id_encode(der, true, a, sizeof(a), &la) == MS_OK);
+		CHECK(ms_cms_signer_id_encode(pem, true, b, sizeof(b), &lb) == MS_OK);
+		CHECK(la == lb && memcmp(a, b, la) == 0);
+		CHECK(der->crt != NULL && pem->crt != NULL);
+		ms_cms_cert_free(der);
+		ms_cms_cert_free(pem);
+	}
+}
+
+/* Like certs/signing_key.pem: a private key block, then the certificate. */
+MS_TEST(cms_cert_parse_pem_after_key)
+{
+	size_t klen = 0, clen = 0;
+	uint8_t *key = cms_read("rsa2048.key.pem", &klen);
+	uint8_t *crt = cms_read("rsa2048.x509.pem", &clen);
+	uint8_t *both = malloc(klen + clen);
+	struct ms_cms_cert *cert = NULL;
+	char subject[128];
+
+	CHECK(both != NULL);
+	memcpy(both, key, klen);
+	memcpy(both + klen, crt, clen);
+	CHECK(ms_cms_cert_parse(both, klen + clen, &cert) == MS_OK);
+	ms_cms_cert_subject(cert, subject, sizeof(subject));
+	CHECK(strcmp(subject, "O=modsign test, CN=TEST-ONLY modsign rsa2048") == 0);
+	ms_cms_cert_free(cert);
+	/* The key alone holds no certificate. */
+	CHECK(ms_cms_cert_parse(key, klen, &cert) == MS_E_MALFORMED);
+	CHECK(cert == NULL);
+	ms_wipe(both, klen + clen);
+	ms_wipe(key, klen);
+	free(both);
+	free(key);
+	free(crt);
+}
+
+MS_TEST(cms_cert_subject_text)
+{
+	struct ms_cms_cert *cert = cms_cert("ec384.x509.der");
+	char out[64];
+
+	ms_cms_cert_subject(cert, out, sizeof(out));
+	CHECK(strcmp(out, "O=modsign test, CN=TEST-ONLY modsign ec384") == 0);
+	memset(out, 'x', sizeof(out));
+	ms_cms_cert_subject(cert, out, 5);
+	CHECK(strcmp(out, "O=mo") == 0);
+	CHECK(out[5] == 'x');
+	ms_cms_cert_subject(cert, out, 1);
+	CHECK(out[0] == '\0');
+	out[0] = 'y';
+	ms_cms_cert_subject(cert, out, 0);
+	CHECK(out[0] == 'y');
+	ms_cms_cert_subject(cert, NULL, 10);
+	ms_cms_cert_free(cert);
+	cert = cms_cert("rsa2048-noskid.x509.der");
+	ms_cms_cert_subject(cert, out, sizeof(out));
+	CHECK(strcmp(out, "CN=TEST-ONLY modsign key without SKID") == 0);
+	ms_cms_cert_free(cert);
+}
+
+MS_TEST(cms_cert_parse_garbage)
+{
+	static const char *const junk[] = {
+		"x",
+		"not a certificate",
+		"-----BEGIN CERTIFICATE-----\n",
+		("-----BEGIN CERTIFICATE-----\nAAAA\n"
+		 "-----END CERTIFICATE-----\n"),
+	};
+	struct ms_cms_cert *cert = (struct ms_cms_cert *)&cert;
+	uint8_t buf[64];
+
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		CHECK(ms_cms_cert_parse((const uint8_t *)junk[i], strlen(junk[i]), &cert) ==
+		      MS_E_MALFORMED);
+		CHECK(cert == NULL);
+	}
+	CHECK(ms_cms_cert_parse(buf, ms_test_hex("30 03 02 01 01", buf, sizeof(buf)), &cert) ==
+	      MS_E_MALFORMED);
+	CHECK(ms_cms_cert_parse(buf, 0, &cert) == MS_E_MALFORMED);
+	CHECK(ms_cms_cert_parse(NULL, 10, &cert) == MS_E_MALFORMED);
+	CHECK(ms_cms_cert_parse(buf, 5, NULL) == MS_E_ARG);
+	ms_cms_cert_free(NULL);
+}
+
+/* Every truncation and one trailing byte of a DER certificate. */
+MS_TEST(cms_cert_parse_truncated_and_trailing)
+{
+	size_t len = 0;
+	uint8_t *p = cms_read("ec256.x509.der", &len);
+	uint8_t *q = malloc(len + 1);
+	struct ms_cms_cert *cert = NULL;
+
+	CHECK(q != NULL);
+	for (size_t n = 0; n < len; n++) {
+		uint8_t *t = malloc(n + (n == 0));	/* exactly sized, for ASan */
+
+		CHECK(t != NULL);
+		memcpy(t, p, n);
+		CHECK(ms_cms_cert_parse(t, n, &cert) == MS_E_MALFORMED);
+		CHECK(cert == NULL);
+		free(t);
+	}
+	memcpy(q, p, len);
+	q[len] = 0x00;
+	CHECK(ms_cms_cert_parse(q, len + 1, &cert) == MS_E_MALFORMED);
+	CHECK(ms_cms_cert_parse(q, len, &cert) == MS_OK);
+	ms_cms_cert_free(cert);
+	free(p);
+	free(q);
+}
+
+MS_TEST(cms_cert_unsupported_keys)
+{
+	static const char *const names[] = { "cms/ed25519.x509.der", "cms/secp256k1.x509.der" };
+	struct ms_cms_cert *cert = NULL;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t len = 0;
+		uint8_t *p = cms_read(names[i], &len);
+
+		CHECK(ms_cms_cert_parse(p, len, &cert) == MS_E_UNSUPPORTED);
+		CHECK(cert == NULL);
+		free(p);
+	}
+}
+
+MS_TEST(cms_cert_too_big)
+{
+	uint8_t *p = calloc(1, MS_CMS_CERT_MAX + 1);
+	struct ms_cms_cert *cert = NULL;
+
+	CHECK(p != NULL);
+	p[0] = 0x30;
+	CHECK(ms_cms_cert_parse(p, MS_CMS_CERT_MAX + 1, &cert) == MS_E_MALFORMED);
+	free(p);
+}
+
+/* ms_cert_find_skid() over hand-built Extensions. */
+static ms_err
+find_skid_hex(const char *hex, struct ms_span *skid)
+{
+	static uint8_t buf[256];
+	size_t n = ms_test_hex(hex, buf, sizeof(buf));
+
+	return ms_cert_find_skid((struct ms_span){ buf, n }, skid);
+}
+
+MS_TEST(cms_cert_find_skid)
+{
+	struct ms_span skid = { NULL, 0 };
+
+	/* basicConstraints critical, then SKID 01 02 03 */
+	CHECK(find_skid_hex("30 1c 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00"
+			    " 30 0c 06 03 55 1d 0e 04 05 04 03 01 02 03", &skid) == MS_OK);
+	CHECK(skid.len == 3 && skid.p[0] == 1 && skid.p[2] == 3);
+	/* an empty key identifier names nothing */
+	CHECK(find_skid_hex("30 0e 30 0c 06 03 55 1d 0e 01 01 ff 04 02 04 00", &skid) ==
+	      MS_E_MALFORMED);
+	/* SKID marked critical: odd, but allowed */
+	CHECK(find_skid_hex("30 0f 30 0d 06 03 55 1d 0e 01 01 ff 04 03 04 01 aa", &skid) ==
+	      MS_OK);
+	CHECK(skid.len == 1 && skid.p[0] == 0xaa);
+	/* absent */
+	CHECK(find_skid_hex("30 0e 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00", &skid) == MS_OK);
+	CHECK(skid.len == 0);
+	/* twice */
+	CHECK(find_skid_hex("30 18 30 0a 06 03 55 1d 0e 04 03 04 01 01"
+			    " 30 0a 06 03 55 1d 0e 04 03 04 01 02", &skid) == MS_E_MALFORMED);
+	/* KeyIdentifier not an OCTET STRING, or with bytes after it */
+	CHECK(find_skid_hex("30 0b 30 09 06 03 55 1d 0e 04 02 05 00", &skid) == MS_E_MALFORMED);
+	CHECK(find_skid_hex("30 0c 30 0a 06 03 55 1d 0e 04 03 04 00 00", &skid) ==
+	      MS_E_MALFORMED);
+	/* extnValue missing; bytes after the list; indefinite length */
+	CHECK(find_skid_hex("30 07 30 05 06 03 55 1d 0e", &skid) == MS_E_MALFORMED);
+	CHECK(find_skid_hex("30 0c 30 0a 06 03 55 1d 0e 04 03 04 01 01 00", &skid) ==
+	      MS_E_MALFORMED);
+	CHECK(find_skid_hex("30 80 30 09 06 03 55 1d 0e 04 02 04 00 00 00", &skid) ==
+	      MS_E_MALFORMED);
+}
+
+struct sid_ctx {
+	const struct ms_cms_cert *cert;
+	bool use_skid;
+};
+
+static ms_err
+sid_fn(const void *vctx, uint8_t *out, size_t cap, size_t *out_len)
+{
+	const struct sid_ctx *c = vctx;
+
+	return ms_cms_signer_id_encode(c->cert, c->use_skid, out, cap, out_len);
+}
+
+/* Known answers from openssl x509 output, through every capacity. */
+MS_TEST(cms_cert_signer_id_kat)
+{
+	struct ms_cms_cert *cert = cms_cert("rsa2048.x509.der");
+	struct sid_ctx c = { cert, true };
+	uint8_t want[128];
+	size_t n;
+
+	n = ms_test_hex("80 14 20C20C4462D05D482B239D99693FC50C12B217AA", want, sizeof(want));
+	cms_every_cap(sid_fn, &c, want, n);
+	/*
+	 * SEQUENCE { Name { SET { O=modsign test } SET { CN=TEST-ONLY modsign
+	 * rsa2048 } }, INTEGER 00 8c 95 ff f6 39 35 d2 c6 a0 }
+	 */
+	n = ms_test_hex("30 49 30 3b 31 15 30 13 06 03 55 04 0a 0c 0c"
+			" 6d 6f 64 73 69 67 6e 20 74 65 73 74"
+			" 31 22 30 20 06 03 55 04 03 0c 19"
+			" 54 45 53 54 2d 4f 4e 4c 59 20 6d 6f 64 73 69 67 6e 20"
+			" 72 73 61 32 30 34 38"
+			" 02 0a 00 8c 95 ff f6 39 35 d2 c6 a0", want, sizeof(want));
+	c.use_skid = false;
+	cms_every_cap(sid_fn, &c, want, n);
+	ms_cms_cert_free(cert);
+}
+
+MS_TEST(cms_cert_signer_id_noskid)
+{
+	struct ms_cms_cert *cert = cms_cert("rsa2048-noskid.x509.der");
+	uint8_t out[256];
+	size_t len = 0;
+
+	CHECK(!ms_cms_cert_has_skid(cert));
+	CHECK(!ms_cms_cert_has_skid(NULL));
+	CHECK(ms_cms_signer_id_encode(cert, true, out, sizeof(out), &len) == MS_E_NOTFOUND);
+	CHECK(ms_cms_signer_id_encode(cert, true, NULL, 0, &len) == MS_E_NOTFOUND);
+	CHECK(ms_cms_signer_id_encode(cert, false, out, sizeof(out), &len) == MS_OK);
+	CHECK(out[0] == 0x30 && out[len - 3] == 0x02 && out[len - 2] == 0x01 &&
+	      out[len - 1] == 0x07);
+	CHECK(ms_cms_signer_id_encode(NULL, false, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK(ms_cms_signer_id_encode(cert, false, out, sizeof(out), NULL) == MS_E_ARG);
+	ms_cms_cert_free(cert);
+}
