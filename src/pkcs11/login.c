@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The one user login of a run (style guide, section 6): token flags are
+ * read first so that a locked or last-try PIN is never spent, and a
+ * rejected PIN is never retried.
+ */
+#include <string.h>
+
+#include "p11_internal.h"
+
+/*
+ * The one wrapper that casts the PIN's const away: C_Login takes a
+ * CK_UTF8CHAR_PTR but only reads it (PKCS#11 3.0, 5.6). The caller's buffer
+ * goes to the module directly; no copy is made. A NULL @pin logs in through
+ * the protected authentication path. The length was checked against
+ * MS_PIN_MAX by the caller.
+ */
+CK_RV
+p11_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
+	       const struct ms_pin *pin)
+{
+	CK_UTF8CHAR *p = NULL;
+	CK_ULONG len = 0;
+
+	if (pin != NULL) {
+		p = (CK_UTF8CHAR *)(uintptr_t)(const void *)pin->buf;
+		len = (CK_ULONG)pin->len;
+	}
+	return p11->fl->C_Login(h, user, p, len);
+}
+
+static bool
+rv_is_pin_error(CK_RV rv)
+{
+	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
+	       rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID ||
+	       rv == CKR_USER_PIN_NOT_INITIALIZED;
+}
+
+/* Refuses, before any C_Login, what the token flags say cannot end well. */
+static ms_err
+login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags, CK_FLAGS tf)
+{
+	if ((tf & CKF_USER_PIN_LOCKED) != 0) {
+		p11_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
+			     "token \"%s\": user PIN is locked (CKF_USER_PIN_LOCKED); no login tried",
+			     p11->token_label);
+		return MS_E_PIN;
+	}
+	if ((tf & CKF_USER_PIN_FINAL_TRY) != 0 && (flags & MS_P11_LOGIN_ALLOW_FINAL_TRY) == 0) {
+		p11_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
+			     "token \"%s\": one PIN attempt left before it locks "
+			     "(CKF_USER_PIN_FINAL_TRY); no login tried", p11->token_label);
+		return MS_E_PIN;
+	}
+	if (pin == NULL && (tf & CKF_PROTECTED_AUTHENTICATION_PATH) == 0) {
+		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
+			     "token \"%s\" needs a PIN and none was given", p11->token_label);
+		return MS_E_PIN;
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
+{
+	CK_TOKEN_INFO info;
+	ms_err err = MS_E_INTERNAL;
+	CK_RV rv;
+
+	if (p11 == NULL || !p11->has_token || !p11->sess[0].is_open) {
+		return MS_E_ARG;
+	}
+	if (pin != NULL && !pin->is_set) {
+		pin = NULL;
+	}
+	if (pin != NULL && pin->len > MS_PIN_MAX) {
+		p11_fail_set(&p11->fail, NULL, CKR_OK, "PIN longer than %d bytes", MS_PIN_MAX);
+		return MS_E_ARG;
+	}
+	if (p11->login_done) {
+		return MS_OK;
+	}
+	if (p11->login_tried) {
+		p11_fail_set(&p11->fail, "C_Login", CKR_OK, "an earlier login failed; not retried");
+		return MS_E_PIN;
+	}
+	memset(&info, 0, sizeof(info));
+	rv = p11->fl->C_GetTokenInfo(p11->slot, &info);
+	if (rv != CKR_OK) {
+		p11_fail_set(&p11->fail, "C_GetTokenInfo", rv, "token \"%s\"", p11->token_label);
+		return MS_E_TOKEN;
+	}
+	p11->token_flags = info.flags;
+	if ((info.flags & CKF_LOGIN_REQUIRED) == 0) {
+		p11->pin = pin;
+		p11->login_done = true;
+		return MS_OK;
+	}
+	err = login_precheck(p11, pin, flags, info.flags);
+	if (err != MS_OK) {
+		return err;
+	}
+	p11->login_tried = true;
+	rv = p11_call_login(p11, p11->sess[0].h, CKU_USER, pin);
+	if (rv == CKR_OK || rv == CKR_USER_ALREADY_LOGGED_IN) {
+		/* Log out at close only what we logged in ourselves. */
+		p11->logged_in = (rv == CKR_OK);
+		p11->pin = pin;
+		p11->login_done = true;
+		return MS_OK;
+	}
+	if (rv_is_pin_error(rv)) {
+		atomic_store(&p11->pin_rejected, true);
+		p11_fail_set(&p11->fail, "C_Login", rv, "token \"%s\" refused the PIN from %s",
+			     p11->token_label,
+			     pin == NULL ? "the PIN pad" :
+			     (pin->source != NULL ? pin->source : "the caller"));
+		return MS_E_PIN;
+	}
+	p11_fail_set(&p11->fail, "C_Login", rv, "token \"%s\"", p11->token_label);
+	return MS_E_TOKEN;
+}

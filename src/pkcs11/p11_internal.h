@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The token context and the helpers shared by the files of src/pkcs11/ and
+ * their unit tests. Only this directory includes the p11-kit headers.
+ */
+#ifndef MS_P11_INTERNAL_H
+#define MS_P11_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <p11-kit/p11-kit.h>
+#include <p11-kit/pkcs11.h>
+#include <p11-kit/uri.h>
+
+#include "p11.h"
+
+/* CK_ULONG and size_t convert only in src/pkcs11/, and losslessly. */
+_Static_assert(sizeof(CK_ULONG) >= sizeof(size_t), "CK_ULONG narrower than size_t");
+
+/* Modules a URI may select at once (module-name= can match several). */
+#define P11_MODULES_MAX 32
+/* Sessions on the chosen token: session 0 plus parallel signers. */
+#define P11_SESSIONS_MAX 64
+/* Objects one search reports; more than one is already ambiguous. */
+#define P11_FIND_MAX 16
+/* Ceilings for attributes we read from a module (untrusted lengths). */
+#define P11_LABEL_MAX 256
+#define P11_ID_MAX 128
+#define P11_CERT_MAX (64u * 1024u)
+#define P11_MODULUS_MAX 1024	/* RSA-8192, as struct ms_p11_pubkey */
+#define P11_EC_PARAMS_MAX 128	/* as struct ms_p11_pubkey */
+/* Longest data we hand to C_Sign: a DigestInfo or a digest. */
+#define P11_TBS_MAX 1024
+
+/* One module selected by the URI and whether we initialised it ourselves. */
+struct p11_module {
+	CK_FUNCTION_LIST *fl;
+	bool is_init;		/* p11_kit_module_initialize() succeeded */
+	char name[64];		/* p11-kit config name or file basename, display only */
+};
+
+/* One open session and the last ms_p11_sign() failure on it. */
+struct p11_session {
+	CK_SESSION_HANDLE h;
+	bool is_open;
+	struct ms_p11_fail fail;
+};
+
+struct ms_p11 {
+	P11KitUri *uri;			/* parsed URI, owns the pin-value text */
+	CK_FUNCTION_LIST **list;	/* p11-kit registry list, or NULL */
+	bool list_all_init;		/* list came from _load_and_initialize */
+	struct p11_module mods[P11_MODULES_MAX];
+	size_t n_mods;
+
+	/* The chosen token (valid once has_token). */
+	bool has_token;
+	CK_FUNCTION_LIST *fl;		/* borrowed from mods[] */
+	size_t mod_index;
+	CK_SLOT_ID slot;
+	CK_FLAGS token_flags;		/* CK_TOKEN_INFO.flags at open */
+	char token_label[33];		/* trimmed, control bytes replaced */
+
+	struct p11_session sess[P11_SESSIONS_MAX];
+	unsigned n_sess;
+
+	/* Login state (style guide, section 6: one C_Login per run). */
+	bool login_tried;		/* C_Login(CKU_USER) was called */
+	bool login_done;		/* ms_p11_login() succeeded */
+	bool logged_in;			/* our C_Login succeeded: C_Logout at close */
+	const struct ms_pin *pin;	/* the caller's, never copied */
+	atomic_bool pin_rejected;	/* set by any thread on a PIN failure */
+
+	/* The found private key (valid once has_key). */
+	bool has_key;
+	CK_OBJECT_HANDLE key;
+	enum ms_p11_key_type key_type;
+	bool key_always_auth;
+	size_t key_sig_len;		/* expected C_Sign length; 0 unknown (RSA only) */
+	uint8_t key_id[P11_ID_MAX];
+	size_t key_id_len;
+	bool key_has_id;
+
+	struct ms_p11_fail fail;
+};
+
+/* fail.c */
+void p11_fail_clear(struct ms_p11_fail *f);
+void p11_fail_set(struct ms_p11_fail *f, const char *call, CK_RV rv, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void p11_fail_append(struct ms_p11_fail *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void p11_text_clean(char *dst, size_t cap, const unsigned char *src, size_t len);
+void p11_hex(char *dst, size_t cap, const uint8_t *src, size_t len);
+
+/* uri.c */
+ms_err p11_uri_parse(struct ms_p11 *p11, const char *uri) MS_MUST_CHECK;
+void p11_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f);
+
+/* module.c */
+ms_err p11_modules_load(struct ms_p11 *p11) MS_MUST_CHECK;
+void p11_modules_release(struct ms_p11 *p11);
+
+/* token.c */
+ms_err p11_token_select(struct ms_p11 *p11) MS_MUST_CHECK;
+ms_err p11_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
+	MS_MUST_CHECK;
+
+/* login.c */
+CK_RV p11_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
+		     const struct ms_pin *pin);
+
+/* attr.c: reads one attribute of @obj with the two-call protocol. */
+ms_err p11_attr_get(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
+		    CK_ATTRIBUTE_TYPE type, uint8_t *out, size_t cap, size_t *out_len,
+		    struct ms_p11_fail *f) MS_MUST_CHECK;
+ms_err p11_attr_ulong(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
+		      CK_ATTRIBUTE_TYPE type, CK_ULONG *out, struct ms_p11_fail *f) MS_MUST_CHECK;
+ms_err p11_attr_bool(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
+		     CK_ATTRIBUTE_TYPE type, bool *out, struct ms_p11_fail *f) MS_MUST_CHECK;
+
+/* objects.c */
+ms_err p11_find(struct ms_p11 *p11, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
+		CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out) MS_MUST_CHECK;
+void p11_list_candidates(struct ms_p11 *p11, const CK_OBJECT_HANDLE *objs, size_t n);
+
+/* key.c */
+ms_err p11_key_facts(struct ms_p11 *p11, CK_OBJECT_HANDLE key) MS_MUST_CHECK;
+
+/* ec.c */
+size_t p11_ec_field_len(const uint8_t *params, size_t len);
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One signature per call: C_SignInit, a context-specific login when the key
+ * demands one, and C_Sign into the caller's buffer. Sessions are
+ * independent, so different sessions may sign from different threads.
+ */
+#include <string.h>
+
+#include "p11_internal.h"
+
+/*
+ * The one wrapper that casts the data's const away: C_Sign takes a
+ * CK_BYTE_PTR for pData but only reads it (PKCS#11 3.0, 5.11). @tbs_len was
+ * checked against P11_TBS_MAX; CK_ULONG is as wide as size_t.
+ */
+static CK_RV
+call_sign(struct ms_p11 *p11, CK_SESSION_HANDLE h, const uint8_t *tbs, size_t tbs_len,
+	  uint8_t *sig, CK_ULONG *sig_len)
+{
+	CK_BYTE *data = (CK_BYTE *)(uintptr_t)(const void *)tbs;
+
+	return p11->fl->C_Sign(h, data, (CK_ULONG)tbs_len, sig, sig_len);
+}
+
+/*
+ * Replaces session @s after a failure that may leave its signing operation
+ * active (a failed context-specific login, CKR_BUFFER_TOO_SMALL): before
+ * PKCS#11 3.0 nothing cancels one. The new session is opened first so that
+ * the token keeps its login state, which ends with the last session.
+ */
+static void
+session_reset(struct ms_p11 *p11, struct p11_session *s)
+{
+	struct ms_p11_fail ignore;
+	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
+
+	if (p11_session_open(p11, &h, &ignore) != MS_OK) {
+		return;		/* the next C_SignInit reports the stuck operation */
+	}
+	(void)p11->fl->C_CloseSession(s->h);
+	s->h = h;
+}
+
+static bool
+rv_is_pin_error(CK_RV rv)
+{
+	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
+	       rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID;
+}
+
+/*
+ * CKA_ALWAYS_AUTHENTICATE (PKCS#11 3.0, 4.9): the PIN again, right after
+ * C_SignInit, as CKU_CONTEXT_SPECIFIC. A PIN the token refused once, here or
+ * in ms_p11_login(), is not offered again by any thread.
+ */
+static ms_err
+context_login(struct ms_p11 *p11, struct p11_session *s)
+{
+	CK_RV rv;
+
+	rv = p11_call_login(p11, s->h, CKU_CONTEXT_SPECIFIC, p11->pin);
+	if (rv == CKR_OK) {
+		return MS_OK;
+	}
+	if (rv_is_pin_error(rv)) {
+		atomic_store(&p11->pin_rejected, true);
+		p11_fail_set(&s->fail, "C_Login", rv, "context-specific login refused");
+		return MS_E_PIN;
+	}
+	p11_fail_set(&s->fail, "C_Login", rv, "context-specific login");
+	return MS_E_TOKEN;
+}
+
+/* Checks made before any call, so that a refused request costs nothing. */
+static ms_err
+sign_precheck(struct ms_p11 *p11, struct p11_session *s, size_t tbs_len, size_t cap)
+{
+	if (tbs_len == 0 || tbs_len > P11_TBS_MAX) {
+		p11_fail_set(&s->fail, NULL, CKR_OK, "%zu bytes to sign; expected 1 to %d",
+			     tbs_len, P11_TBS_MAX);
+		return MS_E_ARG;
+	}
+	if (p11->key_sig_len != 0 && cap < p11->key_sig_len) {
+		p11_fail_set(&s->fail, NULL, CKR_OK, "signature needs %zu bytes, buffer has %zu",
+			     p11->key_sig_len, cap);
+		return MS_E_NOSPACE;
+	}
+	if (!p11->key_always_auth) {
+		return MS_OK;
+	}
+	if (atomic_load(&p11->pin_rejected)) {
+		p11_fail_set(&s->fail, "C_Login", CKR_OK, "the PIN was refused before; not retried");
+		return MS_E_PIN;
+	}
+	if (p11->pin == NULL && (p11->token_flags & CKF_PROTECTED_AUTHENTICATION_PATH) == 0) {
+		p11_fail_set(&s->fail, "C_Login", CKR_OK,
+			     "the key needs the PIN for each signature and none was given");
+		return MS_E_PIN;
+	}
+	return MS_OK;
+}
+
+/* Judges what C_Sign returned; the module's length is untrusted. */
+static ms_err
+sign_check(struct ms_p11 *p11, struct p11_session *s, CK_ULONG got, size_t cap)
+{
+	if (got == 0 || got > cap) {
+		p11_fail_set(&s->fail, "C_Sign", CKR_OK, "returned %lu bytes for a %zu-byte buffer",
+			     got, cap);
+		return MS_E_MALFORMED;
+	}
+	/* RSA: the modulus length; ECDSA: r||s, each the curve's field size. */
+	if (p11->key_sig_len != 0 && got != p11->key_sig_len) {
+		p11_fail_set(&s->fail, "C_Sign", CKR_OK, "returned %lu bytes, expected %zu", got,
+			     p11->key_sig_len);
+		return MS_E_MALFORMED;
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs_len,
+	    uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	struct p11_session *s = NULL;
+	CK_MECHANISM mech = { .mechanism = CKM_RSA_PKCS, .pParameter = NULL,
+			      .ulParameterLen = 0 };
+	CK_ULONG got = 0;
+	ms_err err = MS_E_INTERNAL;
+	CK_RV rv;
+
+	if (p11 == NULL || sig_len == NULL || session >= p11->n_sess) {
+		return MS_E_ARG;
+	}
+	s = &p11->sess[session];
+	p11_fail_clear(&s->fail);
+	if (!p11->has_key || !s->is_open || tbs == NULL) {
+		p11_fail_set(&s->fail, NULL, CKR_OK, "no key found, or no data to sign");
+		return MS_E_ARG;
+	}
+	if (sig == NULL) {
+		/* Size query: exact when known, else our ceiling. */
+		*sig_len = p11->key_sig_len != 0 ? p11->key_sig_len : P11_MODULUS_MAX;
+		return MS_OK;
+	}
+	err = sign_precheck(p11, s, tbs_len, cap);
+	if (err != MS_OK) {
+		return err;
+	}
+	if (p11->key_type == MS_P11_KEY_EC) {
+		mech.mechanism = CKM_ECDSA;
+	}
+	rv = p11->fl->C_SignInit(s->h, &mech, p11->key);
+	if (rv != CKR_OK) {
+		p11_fail_set(&s->fail, "C_SignInit", rv, "token \"%s\"", p11->token_label);
+		return MS_E_TOKEN;
+	}
+	if (p11->key_always_auth) {
+		err = context_login(p11, s);
+		if (err != MS_OK) {
+			session_reset(p11, s);
+			return err;
+		}
+	}
+	got = (CK_ULONG)cap;
+	rv = call_sign(p11, s->h, tbs, tbs_len, sig, &got);
+	if (rv == CKR_BUFFER_TOO_SMALL) {
+		/* Leaves the operation active (PKCS#11 3.0, 5.2). */
+		p11_fail_set(&s->fail, "C_Sign", rv, "signature needs %lu bytes, buffer has %zu",
+			     got, cap);
+		session_reset(p11, s);
+		return MS_E_NOSPACE;
+	}
+	if (rv != CKR_OK) {
+		p11_fail_set(&s->fail, "C_Sign", rv, "token \"%s\"", p11->token_label);
+		return MS_E_TOKEN;
+	}
+	err = sign_check(p11, s, got, cap);
+	if (err != MS_OK) {
+		return err;
+	}
+	*sig_len = (size_t)got;
+	return MS_OK;
+}
+
+const struct ms_p11_fail *
+ms_p11_session_fail(const struct ms_p11 *p11, unsigned session)
+{
+	if (p11 == NULL || session >= p11->n_sess) {
+		return ms_p11_last_fail(p11);
+	}
+	return &p11->sess[session].fail;
+}

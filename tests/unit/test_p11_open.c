@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests for src/pkcs11: CK_RV names, URIs, token selection and login. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../src/pkcs11/p11.h"
+#include "test.h"
+#include "test_p11_fixture.h"
+
+static unsigned
+count(const char *hay, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle)) {
+		n++;
+	}
+	return n;
+}
+
+MS_TEST(p11_rv_names)
+{
+	CHECK(strcmp(ms_p11_rv_name(CKR_PIN_INCORRECT), "CKR_PIN_INCORRECT") == 0);
+	CHECK(strcmp(ms_p11_rv_name(CKR_OK), "CKR_OK") == 0);
+	CHECK(strcmp(ms_p11_rv_name(CKR_UNWRAPPING_KEY_HANDLE_INVALID),
+		     "CKR_UNWRAPPING_KEY_HANDLE_INVALID") == 0);
+	CHECK(strcmp(ms_p11_rv_name(CKR_FUNCTION_REJECTED), "CKR_FUNCTION_REJECTED") == 0);
+	CHECK(strcmp(ms_p11_rv_name(0x202), "CKR_OPERATION_CANCEL_FAILED") == 0);
+	CHECK(strcmp(ms_p11_rv_name(0x4), "CKR_(unknown)") == 0);
+	CHECK(strcmp(ms_p11_rv_name(0x7fffffffUL), "CKR_(unknown)") == 0);
+	CHECK(strcmp(ms_p11_rv_name(CKR_VENDOR_DEFINED + 5), "CKR_VENDOR_DEFINED") == 0);
+}
+
+/* URIs refused before any module is loaded; no token needed. */
+MS_TEST(p11_uri_rejects)
+{
+	static const char *const bad[] = {
+		"file:/etc/passwd",
+		" pkcs11:token=a",
+		"pkcs11:token=a%zz",
+		"pkcs11:token=a;token=b",
+		"pkcs11:token=a?module-path=/x&module-path=/y",
+		"pkcs11:token=a;foo=bar",
+		"pkcs11:type=bogus",
+		"",
+	};
+	struct ms_p11 *p11 = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(ms_p11_open(bad[i], &p11) == MS_E_ARG);
+		CHECK(p11 != NULL);
+		CHECK(ms_p11_last_fail(p11)->detail[0] != '\0');
+		ms_p11_close(p11);
+		p11 = NULL;
+	}
+	CHECK(ms_p11_open(NULL, &p11) == MS_E_ARG);
+	ms_p11_close(p11);
+	CHECK(ms_p11_open("pkcs11:", NULL) == MS_E_ARG);
+	CHECK(ms_p11_last_fail(NULL) != NULL);
+	ms_p11_close(NULL);
+}
+
+MS_TEST(p11_uri_scheme_message)
+{
+	struct ms_p11 *p11 = NULL;
+
+	CHECK(ms_p11_open("file:/x", &p11) == MS_E_ARG);
+	CHECK(strcmp(ms_p11_last_fail(p11)->call, "p11_kit_uri_parse") == 0);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "pkcs11") != NULL);
+	ms_p11_close(p11);
+}
+
+/* A PIN in a URI never reaches a message, wherever the URI puts it. */
+MS_TEST(p11_uri_pin_never_echoed)
+{
+	static const char *const uris[] = {
+		"pkcs11:token=nope;pin-value=s3cr3t9876;foo=bar",
+		"pkcs11:token=nope?pin-value=s3cr3t9876&pin-value=s3cr3t9876",
+		"pkcs11:token=nope%zz?pin-value=s3cr3t9876",
+	};
+	struct ms_p11 *p11 = NULL;
+
+	for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
+		CHECK(ms_p11_open(uris[i], &p11) == MS_E_ARG);
+		CHECK(strstr(ms_p11_last_fail(p11)->detail, "s3cr3t") == NULL);
+		ms_p11_close(p11);
+	}
+}
+
+MS_TEST(p11_open_module_path_label)
+{
+	struct ms_p11 *p11;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
+	CHECK(ms_p11_needs_pin(p11));
+	CHECK(ms_p11_uri_pin_value(p11) == NULL);
+	CHECK(ms_p11_uri_pin_source(p11) == NULL);
+	p11t_done(p11);
+}
+
+/* No module attribute: every module registered with p11-kit is searched. */
+MS_TEST(p11_open_registry_token_only)
+{
+	struct ms_p11 *p11;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN);
+	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_open_module_name)
+{
+	struct ms_p11 *p11 = NULL;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN "?module-name=softhsm2");
+	ms_p11_close(p11);
+	p11 = p11t_open(P11T_TOKEN "?module-name=libsofthsm2.so");
+	ms_p11_close(p11);
+	p11 = NULL;
+	CHECK(ms_p11_open(P11T_TOKEN "?module-name=SoftHSM2", &p11) == MS_E_NOTFOUND);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "SoftHSM2") != NULL);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_open_ambiguous_tokens)
+{
+	struct ms_p11 *p11 = NULL;
+	const char *d;
+
+	p11t_token();
+	CHECK(p11t_run("softhsm2-util --init-token --free --label modsign-test --so-pin 5678 "
+		       "--pin 4321 >/dev/null 2>&1") == 0);
+	CHECK(ms_p11_open(P11T_TOKEN P11T_URI_PATH, &p11) == MS_E_AMBIGUOUS);
+	d = ms_p11_last_fail(p11)->detail;
+	CHECK(strstr(d, "2 tokens match") != NULL);
+	CHECK(count(d, "token=\"modsign-test\" serial=") == 2);
+	CHECK(count(d, "manufacturer=\"SoftHSM project\"") == 2);
+	CHECK(count(d, "module libsofthsm2.so") == 2);
+	ms_p11_close(p11);
+	/* The registry path lists the same two. */
+	p11 = NULL;
+	CHECK(ms_p11_open(P11T_TOKEN, &p11) == MS_E_AMBIGUOUS);
+	CHECK(count(ms_p11_last_fail(p11)->detail, "token=\"modsign-test\" serial=") == 2);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_open_unknown_token)
+{
+	struct ms_p11 *p11 = NULL;
+	const char *d;
+
+	p11t_token();
+	CHECK(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876", &p11) ==
+	      MS_E_NOTFOUND);
+	d = ms_p11_last_fail(p11)->detail;
+	CHECK(strstr(d, "token=\"nope\"") != NULL);
+	CHECK(strstr(d, "module-path=\"" P11T_MODULE "\"") != NULL);
+	CHECK(strstr(d, "token=\"modsign-test\"") != NULL);	/* what exists */
+	CHECK(strstr(d, "s3cr3t") == NULL);
+	CHECK(strcmp(ms_p11_uri_pin_value(p11), "s3cr3t9876") == 0);
+	ms_p11_close(p11);
+	p11 = NULL;
+	CHECK(ms_p11_open(P11T_TOKEN ";slot-id=4242" P11T_URI_PATH, &p11) == MS_E_NOTFOUND);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "slot-id=4242") != NULL);
+	ms_p11_close(p11);
+	p11 = NULL;
+	CHECK(ms_p11_open(P11T_TOKEN "?module-path=/nonexistent/libnone.so", &p11) ==
+	      MS_E_NOTFOUND);
+	CHECK(strcmp(ms_p11_last_fail(p11)->call, "p11_kit_module_load") == 0);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_open_pin_source)
+{
+	struct ms_p11 *p11;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH "&pin-source=file:/some/file");
+	CHECK(strcmp(ms_p11_uri_pin_source(p11), "file:/some/file") == 0);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_login_right_pin)
+{
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	p11t_pin(&pin, P11T_PIN);
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);	/* no second C_Login */
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_login_wrong_pin_once)
+{
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	CK_TOKEN_INFO info;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	p11t_pin(&pin, "0000");
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK(strcmp(ms_p11_last_fail(p11)->call, "C_Login") == 0);
+	CHECK(ms_p11_last_fail(p11)->rv == CKR_PIN_INCORRECT);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "0000") == NULL);
+	CHECK(p11t_wrap.n_login == 1);
+	/* Never retried, not even with the right PIN. */
+	p11t_pin(&pin, P11T_PIN);
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK(p11t_wrap.n_login == 1);
+	/* SoftHSM2 counts the attempt: CKF_USER_PIN_COUNT_LOW. */
+	CHECK(p11->fl->C_GetTokenInfo(p11->slot, &info) == CKR_OK);
+	CHECK((info.flags & CKF_USER_PIN_COUNT_LOW) != 0);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_login_refusals)
+{
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+
+	p11t_token();
+	p11t_pin(&pin, P11T_PIN);
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	CHECK(ms_p11_login(p11, NULL, 0) == MS_E_PIN);		/* no PIN, no pad */
+	p11t_wrap.add_token_flags = CKF_USER_PIN_LOCKED;
+	CHECK(ms_p11_login(p11, &pin, MS_P11_LOGIN_ALLOW_FINAL_TRY) == MS_E_PIN);
+	p11t_wrap.add_token_flags = CKF_USER_PIN_FINAL_TRY;
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "CKF_USER_PIN_FINAL_TRY") != NULL);
+	CHECK(p11t_wrap.n_login == 0);
+	CHECK(ms_p11_login(p11, &pin, MS_P11_LOGIN_ALLOW_FINAL_TRY) == MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
+
+/* A token that needs no login: nothing to do, no C_Login. */
+MS_TEST(p11_login_not_required)
+{
+	struct ms_p11 *p11;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	p11t_wrap.del_token_flags = CKF_LOGIN_REQUIRED;
+	CHECK(ms_p11_login(p11, NULL, 0) == MS_OK);
+	CHECK(p11t_wrap.n_login == 0);
+	CHECK(!ms_p11_needs_pin(p11));
+	p11t_done(p11);
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for src/pkcs11 signing: RSA against openssl's deterministic
+ * PKCS#1 v1.5 output, ECDSA verified by openssl, parallel sessions, and
+ * replies a real token never sends (through the fixture's wrapper).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/pkcs11/p11.h"
+#include "test.h"
+#include "test_p11_fixture.h"
+
+#define URI(path_attrs) P11T_TOKEN ";" path_attrs P11T_URI_PATH
+
+/* DigestInfo of SHA-256 (RFC 8017, 9.2) over an arbitrary fixed digest. */
+static const char digest_info_hex[] =
+	"3031300d060960864801650304020105000420"
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+/* openssl's PKCS#1 v1.5 signature (type 1 padding) of @tbs with @key. */
+static unsigned char *
+openssl_rsa_sign(const char *key, const uint8_t *tbs, size_t tbs_len, size_t *len)
+{
+	char in[128], out[128];
+
+	snprintf(in, sizeof(in), "%s", p11t_write("tbs.bin", tbs, tbs_len));
+	snprintf(out, sizeof(out), "%s/sig.bin", p11t_dir());
+	CHECK(p11t_run("openssl pkeyutl -sign -inkey '%s' -in '%s' -out '%s'",
+		       ms_test_data(key), in, out) == 0);
+	return ms_test_read(out, len);
+}
+
+static struct ms_p11 *
+open_key(const char *uri, struct ms_pin *pin, enum ms_p11_key_type want)
+{
+	struct ms_p11 *p11 = p11t_open_login(uri, pin);
+	enum ms_p11_key_type type = 0;
+
+	CHECK(ms_p11_key_find(p11, &type) == MS_OK);
+	CHECK(type == want);
+	return p11;
+}
+
+MS_TEST(p11_sign_rsa_matches_openssl)
+{
+	static const struct {
+		const char *uri, *key;
+		size_t len;
+	} keys[] = {
+		{ URI("object=rsa2048"), "rsa2048.key.pem", 256 },
+		{ URI("id=%02"), "rsa3072.key.pem", 384 },
+		{ URI("object=rsa4096"), "rsa4096.key.pem", 512 },
+	};
+	uint8_t tbs[64], sig[600];
+	struct ms_pin pin;
+	size_t tbs_len, sig_len = 0, want_len = 0;
+
+	p11t_token();
+	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		struct ms_p11 *p11 = open_key(keys[i].uri, &pin, MS_P11_KEY_RSA);
+		unsigned char *want = openssl_rsa_sign(keys[i].key, tbs, tbs_len, &want_len);
+
+		CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, NULL, 0, &sig_len) == MS_OK);
+		CHECK(sig_len == keys[i].len);
+		CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+		CHECK(sig_len == keys[i].len && want_len == sig_len);
+		CHECK_EQ_BYTES(sig, want, sig_len);
+		free(want);
+		ms_p11_close(p11);
+	}
+	p11t_done(NULL);
+}
+
+/* DER INTEGER of one big-endian half of r||s. */
+static size_t
+der_int(uint8_t *out, const uint8_t *p, size_t n)
+{
+	size_t o = 0;
+
+	while (n > 1 && p[0] == 0) {
+		p++;
+		n--;
+	}
+	out[o++] = 0x02;
+	out[o++] = (uint8_t)(n + (p[0] >> 7));
+	if (p[0] & 0x80) {
+		out[o++] = 0;
+	}
+	memcpy(out + o, p, n);
+	return o + n;
+}
+
+/* openssl verifies the r||s signature over @digest. */
+static void
+openssl_ec_verify(const char *key, const uint8_t *digest, size_t dlen, const uint8_t *rs,
+		  size_t rs_len)
+{
+	uint8_t body[200], der[210];
+	char in[128], sigf[128];
+	size_t blen, dl = 0;
+
+	blen = der_int(body, rs, rs_len / 2);
+	blen += der_int(body + blen, rs + rs_len / 2, rs_len / 2);
+	der[dl++] = 0x30;
+	if (blen > 127) {
+		der[dl++] = 0x81;
+	}
+	der[dl++] = (uint8_t)blen;
+	memcpy(der + dl, body, blen);
+	snprintf(in, sizeof(in), "%s", p11t_write("digest.bin", digest, dlen));
+	snprintf(sigf, sizeof(sigf), "%s", p11t_write("sig.der", der, dl + blen));
+	CHECK(p11t_run("openssl pkeyutl -verify -inkey '%s' -in '%s' -sigfile '%s' >/dev/null",
+		       ms_test_data(key), in, sigf) == 0);
+	/* And a forgery fails. */
+	der[dl + blen - 1] ^= 1;
+	p11t_write("sig.der", der, dl + blen);
+	CHECK(p11t_run("openssl pkeyutl -verify -inkey '%s' -in '%s' -sigfile '%s' "
+		       ">/dev/null 2>&1", ms_test_data(key), in, sigf) != 0);
+}
+
+MS_TEST(p11_sign_ec_sizes_and_verify)
+{
+	static const struct {
+		const char *uri, *key;
+		size_t len;
+	} keys[] = {
+		{ URI("object=ec256"), "ec256.key.pem", 64 },
+		{ URI("object=ec384"), "ec384.key.pem", 96 },
+		{ URI("id=%06"), "ec521.key.pem", 132 },
+	};
+	uint8_t digest[32], sig[200];
+	struct ms_pin pin;
+	size_t sig_len = 0;
+
+	p11t_token();
+	for (size_t i = 0; i < sizeof(digest); i++) {
+		digest[i] = (uint8_t)(0xa0 + i);
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		struct ms_p11 *p11 = open_key(keys[i].uri, &pin, MS_P11_KEY_EC);
+
+		CHECK(ms_p11_sign(p11, 0, digest, sizeof(digest), NULL, 0, &sig_len) == MS_OK);
+		CHECK(sig_len == keys[i].len);
+		CHECK(ms_p11_sign(p11, 0, digest, sizeof(digest), sig, sizeof(sig), &sig_len) ==
+		      MS_OK);
+		CHECK(sig_len == keys[i].len);
+		openssl_ec_verify(keys[i].key, digest, sizeof(digest), sig, sig_len);
+		ms_p11_close(p11);
+	}
+	p11t_done(NULL);
+}
+
+MS_TEST(p11_sign_refusals)
+{
+	uint8_t tbs[64], sig[512];
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	size_t tbs_len, sig_len = 0;
+
+	p11t_token();
+	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	p11 = p11t_open_login(URI("object=rsa2048"), &pin);
+	/* No key found yet. */
+	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	ms_p11_close(p11);
+	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
+	p11t_wrap_install(p11);
+	CHECK(ms_p11_sign(p11, 1, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	CHECK(ms_p11_sign(p11, 0, tbs, 0, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, 255, &sig_len) == MS_E_NOSPACE);
+	CHECK(strstr(ms_p11_session_fail(p11, 0)->detail, "256") != NULL);
+	CHECK(p11t_wrap.n_sign == 0);
+	/* A module claiming more bytes than the buffer holds. */
+	p11t_wrap.sign_len_add = 1;
+	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_MALFORMED);
+	CHECK(strcmp(ms_p11_session_fail(p11, 0)->call, "C_Sign") == 0);
+	p11t_wrap.sign_len_add = 0;
+	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+	CHECK(ms_p11_session_fail(p11, 0)->call == NULL);
+	p11t_done(p11);
+}
+
+MS_TEST(p11_session_count_max)
+{
+	struct ms_p11 *p11;
+
+	p11t_token();
+	p11 = p11t_open(URI("object=rsa2048"));
+	CHECK(ms_p11_session_count_max(p11, 4) == 4);	/* SoftHSM2: no limit */
+	CHECK(ms_p11_session_count_max(p11, 1) == 1);
+	CHECK(ms_p11_session_count_max(p11, 0) == 1);
+	p11t_wrap_install(p11);
+	p11t_wrap.max_sessions = 1;
+	CHECK(ms_p11_session_count_max(p11, 4) == 1);
+	p11t_wrap.max_sessions = 2;		/* one free: keep to one */
+	CHECK(ms_p11_session_count_max(p11, 4) == 1);
+	p11t_wrap.max_sessions = 3;
+	CHECK(ms_p11_session_count_max(p11, 8) == 3);
+	p11t_wrap.max_sessions = CK_UNAVAILABLE_INFORMATION;
+	CHECK(ms_p11_session_count_max(p11, 8) == 8);
+	CHECK(ms_p11_session_count_max(NULL, 8) == 1);
+	p11t_done(p11);
+}
+
+struct signer {
+	struct ms_p11 *p11;
+	unsigned session;
+	const uint8_t *tbs, *want;
+	size_t tbs_len, want_len;
+	int ok;
+};
+
+static void *
+signer_run(void *arg)
+{
+	struct signer *s = arg;
+	uint8_t sig[512];
+	size_t sig_len = 0;
+
+	for (int i = 0; i < 40; i++) {
+		if (ms_p11_sign(s->p11, s->session, s->tbs, s->tbs_len, sig, sizeof(sig),
+				&sig_len) != MS_OK ||
+		    sig_len != s->want_len || memcmp(sig, s->want, sig_len) != 0) {
+			return NULL;
+		}
+	}
+	s->ok = 1;
+	return NULL;
+}
+
+MS_TEST(p11_sign_two_sessions_two_threads)
+{
+	struct signer s[2];
+	pthread_t th[2];
+	uint8_t tbs[64];
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	unsigned char *want;
+	size_t tbs_len, want_len = 0;
+	unsigned index = 0;
+
+	p11t_token();
+	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	want = openssl_rsa_sign("rsa2048.key.pem", tbs, tbs_len, &want_len);
+	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
+	CHECK(ms_p11_session_count_max(p11, 2) == 2);
+	CHECK(ms_p11_session_add(p11, &index) == MS_OK);
+	CHECK(index == 1);
+	for (unsigned i = 0; i < 2; i++) {
+		s[i] = (struct signer){ p11, i, tbs, want, tbs_len, want_len, 0 };
+		CHECK(pthread_create(&th[i], NULL, signer_run, &s[i]) == 0);
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		CHECK(pthread_join(th[i], NULL) == 0);
+		CHECK(s[i].ok);
+	}
+	free(want);
+	p11t_done(p11);
+}
+
+/* CKA_ALWAYS_AUTHENTICATE: one context-specific C_Login per signature. */
+MS_TEST(p11_sign_always_authenticate)
+{
+	uint8_t digest[32] = { 1, 2, 3 }, sig[64];
+	enum ms_p11_key_type type = 0;
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	size_t sig_len = 0;
+
+	p11t_token();
+	CHECK(p11t_run("pkcs11-tool --module " P11T_MODULE " --login --pin " P11T_PIN
+		       " --keypairgen --key-type EC:prime256v1 --always-auth --label aa "
+		       "--id 0c >/dev/null 2>&1") == 0);
+	p11 = p11t_open_login(URI("object=aa"), &pin);
+	CHECK(ms_p11_key_find(p11, &type) == MS_OK && type == MS_P11_KEY_EC);
+	CHECK(ms_p11_key_always_authenticate(p11));
+	p11t_wrap_install(p11);
+	for (int i = 0; i < 3; i++) {
+		CHECK(ms_p11_sign(p11, 0, digest, sizeof(digest), sig, sizeof(sig), &sig_len) ==
+		      MS_OK);
+		CHECK(sig_len == 64);
+	}
+	CHECK(p11t_wrap.n_login == 3);
+	p11t_done(p11);
+}
