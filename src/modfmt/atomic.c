@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Replacing a file atomically: a new temp file beside the target (O_EXCL,
+ * no symlink followed), fsync, rename over the target, fsync the directory.
+ * Readers see the old file or the new one, never a mix.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "modfmt_internal.h"
+
+/* Temp names are random; a clash only costs a retry (O_EXCL). */
+#define TMP_TRIES 16
+
+/* Longest "<MS_TMP_TAG><pid>-<16 hex>.tmp" plus the leading dot. */
+#define TMP_EXTRA (1 + (sizeof(MS_TMP_TAG) - 1) + 20 + 1 + 16 + 4)
+
+static ms_err
+fail(struct ms_atomic *a, const char *op, int e, ms_err err)
+{
+	a->op = op;
+	a->sys_errno = e;
+	return err;
+}
+
+static uint64_t
+tmp_random(unsigned int attempt)
+{
+	uint64_t r = 0;
+	struct timespec ts = { 0, 0 };
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r)) {
+		return r;
+	}
+	/*
+	 * The name only has to be unlikely to exist: O_EXCL|O_NOFOLLOW make
+	 * a guessed name harmless, so a clock is an acceptable fallback.
+	 */
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ attempt;
+}
+
+/*
+ * ".<basename>.modsign-<pid>-<random hex>.tmp", recognisable so that stale
+ * ones can be found; a long basename is shortened to keep within NAME_MAX.
+ */
+static ms_err
+tmp_name_make(struct ms_atomic *a, unsigned int attempt)
+{
+	size_t base_len = strlen(a->base);
+	int n;
+
+	if (base_len > NAME_MAX - TMP_EXTRA) {
+		base_len = NAME_MAX - TMP_EXTRA;
+	}
+	n = snprintf(a->tmp_name, sizeof(a->tmp_name), ".%.*s" MS_TMP_TAG "%ld-%016llx.tmp",
+		     (int)base_len, a->base, (long)getpid(),
+		     (unsigned long long)tmp_random(attempt));
+	if (n < 0 || (size_t)n >= sizeof(a->tmp_name)) {
+		a->tmp_name[0] = '\0';
+		return fail(a, "open", ENAMETOOLONG, MS_E_INTERNAL);
+	}
+	return MS_OK;
+}
+
+/* An existing target must be a regular file: never replace a link or a directory. */
+static ms_err
+check_target(struct ms_atomic *a)
+{
+	struct stat st;
+
+	if (fstatat(a->dir_fd, a->base, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT) {
+			return MS_OK;
+		}
+		return fail(a, "lstat", errno, MS_E_IO);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		return fail(a, "open", ELOOP, MS_E_ARG);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		return fail(a, "open", EISDIR, MS_E_ARG);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		return fail(a, "open", EINVAL, MS_E_ARG);
+	}
+	return MS_OK;
+}
+
+/* Split @target into its directory (written to @tmp_path) and a->base, open the directory. */
+static ms_err
+open_dir(struct ms_atomic *a, const char *target, char *tmp_path, size_t tmp_cap)
+{
+	const char *slash = strrchr(target, '/');
+	size_t prefix_len = 0;
+	const char *dir = ".";
+
+	if (slash != NULL) {
+		prefix_len = (size_t)(slash - target) + 1;	/* keeps the '/' */
+	}
+	a->base = target + prefix_len;
+	if (a->base[0] == '\0' || strcmp(a->base, ".") == 0 || strcmp(a->base, "..") == 0) {
+		return fail(a, "open", EISDIR, MS_E_ARG);
+	}
+	if (prefix_len + sizeof(a->tmp_name) > tmp_cap) {
+		return fail(a, "open", ENAMETOOLONG, MS_E_ARG);
+	}
+	memcpy(tmp_path, target, prefix_len);
+	tmp_path[prefix_len] = '\0';
+	if (prefix_len > 0) {
+		dir = tmp_path;
+	}
+	do {
+		a->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} while (a->dir_fd < 0 && errno == EINTR);
+	if (a->dir_fd < 0) {
+		return fail(a, "open", errno, MS_E_IO);
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_atomic_begin(struct ms_atomic *a, const char *target, char *tmp_path, size_t tmp_cap)
+{
+	ms_err err = MS_E_INTERNAL;
+	size_t prefix_len = 0;
+	unsigned int i;
+
+	if (a == NULL || target == NULL || tmp_path == NULL || tmp_cap == 0 ||
+	    a->dir_fd != -1 || a->fd != -1) {
+		return MS_E_ARG;
+	}
+	tmp_path[0] = '\0';
+	err = open_dir(a, target, tmp_path, tmp_cap);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = check_target(a);
+	if (err != MS_OK) {
+		goto out;
+	}
+	prefix_len = strlen(tmp_path);
+	for (i = 0; i < TMP_TRIES; i++) {
+		err = tmp_name_make(a, i);
+		if (err != MS_OK) {
+			goto out;
+		}
+		a->fd = openat(a->dir_fd, a->tmp_name,
+			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (a->fd >= 0) {
+			break;
+		}
+		if (errno != EEXIST && errno != EINTR) {
+			a->tmp_name[0] = '\0';
+			err = fail(a, "open", errno, MS_E_IO);
+			goto out;
+		}
+	}
+	if (a->fd < 0) {
+		a->tmp_name[0] = '\0';
+		err = fail(a, "open", EEXIST, MS_E_IO);
+		goto out;
+	}
+	/* open_dir() left room for the prefix and any name. */
+	memcpy(tmp_path + prefix_len, a->tmp_name, strlen(a->tmp_name) + 1);
+	err = MS_OK;
+out:
+	if (err != MS_OK) {
+		ms_atomic_abort(a);
+		tmp_path[0] = '\0';
+	}
+	return err;
+}
+
+ms_err
+ms_atomic_write(struct ms_atomic *a, const uint8_t *p, size_t len)
+{
+	int e = 0;
+
+	if (a->fd < 0) {
+		return fail(a, "write", EBADF, MS_E_INTERNAL);
+	}
+	if (ms_write_full(a->fd, p, len, &e) != MS_OK) {
+		return fail(a, "write", e, MS_E_IO);
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_atomic_sync(struct ms_atomic *a)
+{
+	int rc;
+
+	if (a->fd < 0) {
+		return fail(a, "fsync", EBADF, MS_E_INTERNAL);
+	}
+	/* ENOSPC or EIO may first show here (delayed allocation, NFS). */
+	if (fsync(a->fd) != 0) {
+		return fail(a, "fsync", errno, MS_E_IO);
+	}
+	rc = close(a->fd);
+	a->fd = -1;	/* closed even when close() fails (Linux) */
+	if (rc != 0) {
+		return fail(a, "close", errno, MS_E_IO);
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_atomic_rename(struct ms_atomic *a)
+{
+	if (a->fd != -1 || a->dir_fd < 0 || a->tmp_name[0] == '\0') {
+		return fail(a, "rename", EBADF, MS_E_INTERNAL);
+	}
+	if (renameat(a->dir_fd, a->tmp_name, a->dir_fd, a->base) != 0) {
+		return fail(a, "rename", errno, MS_E_IO);
+	}
+	a->tmp_name[0] = '\0';
+	/*
+	 * Make the rename durable. EINVAL means the file system cannot sync
+	 * a directory at all; there is nothing more we could do then.
+	 */
+	if (fsync(a->dir_fd) != 0 && errno != EINVAL) {
+		return fail(a, "fsync", errno, MS_E_IO);
+	}
+	return MS_OK;
+}
+
+void
+ms_atomic_abort(struct ms_atomic *a)
+{
+	if (a == NULL) {
+		return;
+	}
+	if (a->fd >= 0) {
+		(void)close(a->fd);
+		a->fd = -1;
+	}
+	if (a->tmp_name[0] != '\0' && a->dir_fd >= 0) {
+		(void)unlinkat(a->dir_fd, a->tmp_name, 0);
+	}
+	a->tmp_name[0] = '\0';
+	if (a->dir_fd >= 0) {
+		(void)close(a->dir_fd);
+		a->dir_fd = -1;
+	}
+}
+
+ms_err
+ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
+		     struct ms_file_fail *failp)
+{
+	ms_err err = MS_E_INTERNAL;
+	struct ms_atomic a = MS_ATOMIC_INIT;
+	char tmp_path[PATH_MAX];
+
+	a.op = "open";
+	if (path == NULL || (p == NULL && len > 0)) {
+		err = fail(&a, "open", EINVAL, MS_E_ARG);
+		goto out;
+	}
+	err = ms_atomic_begin(&a, path, tmp_path, sizeof(tmp_path));
+	if (err != MS_OK) {
+		goto out;
+	}
+	/* Explicit mode, not reduced by the umask: the caller chose it. */
+	if (fchmod(a.fd, mode & 07777) != 0) {
+		err = fail(&a, "fchmod", errno, MS_E_IO);
+		goto out;
+	}
+	err = ms_atomic_write(&a, p, len);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_atomic_sync(&a);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_atomic_rename(&a);
+out:
+	if (failp != NULL) {
+		failp->op = err == MS_OK ? NULL : a.op;
+		failp->sys_errno = err == MS_OK ? 0 : a.sys_errno;
+	}
+	ms_atomic_abort(&a);
+	return err;
+}

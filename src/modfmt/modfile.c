@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Opening a module, reading it for hashing and judging its existing
+ * signature. Parses untrusted input.
+ *
+ * Decisions: a 0-byte module is refused at open (MS_E_ARG, ENODATA): the
+ * kernel needs at least one module byte before the PKCS#7 blob
+ * (sig_len < file_len - 40), so signing it would produce a file the kernel
+ * judges malformed. A module over MS_MOD_SIZE_MAX (INT_MAX, what
+ * finit_module(2) reads) is refused with EFBIG.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "modfmt_internal.h"
+
+static ms_err
+mf_fail(struct ms_modfile *mf, const char *op, int e, ms_err err)
+{
+	mf->op = op;
+	mf->err_path = mf->path;
+	mf->sys_errno = e;
+	return err;
+}
+
+void
+ms_modfile_init(struct ms_modfile *mf)
+{
+	if (mf == NULL) {
+		return;
+	}
+	memset(mf, 0, sizeof(*mf));
+	mf->fd = -1;
+	mf->tmp_fd = -1;
+	mf->tmp_path[0] = '\0';
+}
+
+ms_err
+ms_modfile_open(struct ms_modfile *mf, const char *path)
+{
+	ms_err err = MS_E_INTERNAL;
+	int fd = -1;
+	struct stat st;
+
+	if (mf == NULL) {
+		return MS_E_ARG;
+	}
+	if (path == NULL || mf->fd >= 0) {
+		return mf_fail(mf, "open", EINVAL, MS_E_ARG);
+	}
+	mf->path = path;
+	/*
+	 * O_NOFOLLOW: signing in place replaces the path, so a symlink would
+	 * be replaced by a file instead of its target being signed.
+	 * O_NONBLOCK: a FIFO must not block us; it has no effect on the
+	 * regular file we require.
+	 */
+	do {
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0 && errno == ELOOP) {
+		err = mf_fail(mf, "open", ELOOP, MS_E_ARG);
+		goto out;
+	}
+	if (fd < 0) {
+		err = mf_fail(mf, "open", errno, MS_E_IO);
+		goto out;
+	}
+	if (fstat(fd, &st) != 0) {
+		err = mf_fail(mf, "fstat", errno, MS_E_IO);
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = mf_fail(mf, "open", EISDIR, MS_E_ARG);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = mf_fail(mf, "open", EINVAL, MS_E_ARG);
+		goto out;
+	}
+	if (st.st_size <= 0) {
+		err = mf_fail(mf, "open", ENODATA, MS_E_ARG);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > MS_MOD_SIZE_MAX) {
+		err = mf_fail(mf, "open", EFBIG, MS_E_ARG);
+		goto out;
+	}
+	mf->fd = fd;
+	fd = -1;
+	mf->st = st;
+	mf->read_off = 0;
+	mf->op = NULL;
+	mf->err_path = NULL;
+	mf->sys_errno = 0;
+	err = MS_OK;
+out:
+	if (fd >= 0) {
+		(void)close(fd);
+	}
+	return err;
+}
+
+ms_err
+ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *n)
+{
+	uint64_t size = 0;
+	uint64_t left = 0;
+	size_t want = 0;
+	size_t got = 0;
+	uint8_t probe = 0;
+	int e = 0;
+
+	if (mf == NULL || n == NULL) {
+		return MS_E_ARG;
+	}
+	*n = 0;
+	if (mf->fd < 0 || buf == NULL || cap == 0) {
+		return mf_fail(mf, "read", EINVAL, MS_E_ARG);
+	}
+	/* st_size was checked at open: 0 < size <= MS_MOD_SIZE_MAX. */
+	size = (uint64_t)mf->st.st_size;
+	if (mf->read_off > size) {
+		return mf_fail(mf, "read", 0, MS_E_INTERNAL);
+	}
+	left = size - mf->read_off;
+	if (left == 0) {
+		/* The end as of open: one more byte means the module grew. */
+		if (ms_pread_full(mf->fd, &probe, 1, size, &got, &e) != MS_OK) {
+			return mf_fail(mf, "read", e, MS_E_IO);
+		}
+		if (got != 0) {
+			return mf_fail(mf, "read", 0, MS_E_CHANGED);
+		}
+		return MS_OK;
+	}
+	want = left < (uint64_t)cap ? (size_t)left : cap;
+	if (ms_pread_full(mf->fd, buf, want, mf->read_off, &got, &e) != MS_OK) {
+		return mf_fail(mf, "read", e, MS_E_IO);
+	}
+	if (got != want) {
+		/* End of file before the size seen at open: it shrank. */
+		return mf_fail(mf, "read", 0, MS_E_CHANGED);
+	}
+	mf->read_off += got;
+	*n = got;
+	return MS_OK;
+}
+
+/*
+ * The kernel (kernel/module/signing.c module_sig_check) looks for the
+ * marker only when the file is longer than the marker; with the marker,
+ * a file of 40 bytes or less leaves no room for the info block and a
+ * module byte (mod_verify_sig: -EBADMSG). Those are MS_E_MALFORMED here.
+ */
+ms_err
+ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
+{
+	uint8_t tail[MS_MOD_TRAILER_LEN];
+	uint64_t size = 0;
+	size_t len = 0;
+	size_t got = 0;
+	int e = 0;
+
+	if (mf == NULL) {
+		return MS_E_ARG;
+	}
+	if (mf->fd < 0 || info == NULL) {
+		return mf_fail(mf, "read", EINVAL, MS_E_ARG);
+	}
+	size = (uint64_t)mf->st.st_size;
+	len = size < MS_MOD_TRAILER_LEN ? (size_t)size : MS_MOD_TRAILER_LEN;
+	if (ms_pread_full(mf->fd, tail, len, size - len, &got, &e) != MS_OK) {
+		return mf_fail(mf, "read", e, MS_E_IO);
+	}
+	if (got != len) {
+		return mf_fail(mf, "read", 0, MS_E_CHANGED);
+	}
+	if (len < MS_MOD_TRAILER_LEN) {
+		if (len > MS_MOD_MAGIC_LEN &&
+		    memcmp(tail + len - MS_MOD_MAGIC_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN) == 0) {
+			return MS_E_MALFORMED;
+		}
+		return MS_E_NOTFOUND;
+	}
+	return ms_mod_trailer_parse(tail, len, size, info);
+}
+
+void
+ms_modfile_clear(struct ms_modfile *mf)
+{
+	if (mf == NULL) {
+		return;
+	}
+	if (mf->tmp_fd >= 0) {
+		(void)close(mf->tmp_fd);
+	}
+	mf->tmp_fd = -1;
+	/* Only set while ms_modfile_write_signed() owns the temp file. */
+	if (mf->tmp_path[0] != '\0') {
+		(void)unlink(mf->tmp_path);
+	}
+	mf->tmp_path[0] = '\0';
+	if (mf->fd >= 0) {
+		(void)close(mf->fd);
+	}
+	mf->fd = -1;
+	mf->read_off = 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Internals of src/modfmt shared by its files and its unit tests: the
+ * temp-file-and-rename writer and the retrying read/write helpers.
+ */
+#ifndef MS_MODFMT_INTERNAL_H
+#define MS_MODFMT_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "modfmt.h"
+
+/*
+ * Largest module we sign. finit_module(2) reads the file with
+ * kernel_read_file(..., INT_MAX, ...), so a bigger file cannot be loaded;
+ * the ceiling also keeps every size below SIZE_MAX on 32-bit hosts.
+ */
+#define MS_MOD_SIZE_MAX ((uint64_t)INT_MAX)
+
+/* The temp file suffix: ".<basename>.modsign-<pid>-<16 hex>.tmp". */
+#define MS_TMP_TAG ".modsign-"
+
+/*
+ * One replacement in progress: the target's directory stays open so that
+ * the temp file, the checks on the target and the rename all happen in the
+ * same directory even if its path is renamed meanwhile. @op and
+ * @sys_errno describe the first failure.
+ */
+struct ms_atomic {
+	int dir_fd;		/* the target's directory, -1 when closed */
+	int fd;			/* the temp file, -1 when closed */
+	const char *base;	/* the target's last component (in the caller's path) */
+	char tmp_name[NAME_MAX + 1];	/* temp file name inside dir_fd, "" when none */
+	const char *op;
+	int sys_errno;
+};
+
+#define MS_ATOMIC_INIT { .dir_fd = -1, .fd = -1 }
+
+/**
+ * ms_atomic_begin() - open the directory of @target, refuse an existing
+ * @target that is a symlink (MS_E_ARG, ELOOP), a directory (EISDIR) or
+ * not a regular file (EINVAL), then create the temp file with O_EXCL and
+ * mode 0600. The full temp path is written to @tmp_path (@tmp_cap bytes).
+ * @target must outlive @a. @a must be MS_ATOMIC_INIT.
+ * Return: MS_OK, MS_E_ARG, MS_E_IO. On failure nothing is left on disk.
+ */
+ms_err ms_atomic_begin(struct ms_atomic *a, const char *target, char *tmp_path,
+		       size_t tmp_cap) MS_MUST_CHECK;
+
+/** ms_atomic_write() - all @len bytes to the temp file. Return: MS_OK, MS_E_IO. */
+ms_err ms_atomic_write(struct ms_atomic *a, const uint8_t *p, size_t len) MS_MUST_CHECK;
+
+/** ms_atomic_sync() - fsync and close the temp file. Return: MS_OK, MS_E_IO. */
+ms_err ms_atomic_sync(struct ms_atomic *a) MS_MUST_CHECK;
+
+/**
+ * ms_atomic_rename() - rename the synced temp file over the target, then
+ * fsync the directory. A failing directory fsync is reported although the
+ * target has already been replaced (completely: the rename is atomic).
+ * Return: MS_OK, MS_E_IO.
+ */
+ms_err ms_atomic_rename(struct ms_atomic *a) MS_MUST_CHECK;
+
+/** ms_atomic_abort() - close everything, unlink a temp file still there. Idempotent. */
+void ms_atomic_abort(struct ms_atomic *a);
+
+/**
+ * ms_pread_full() - @len bytes at @off (EINTR and short reads handled);
+ * *@got < @len only at end of file.
+ * Return: MS_OK, MS_E_IO (errno in *@sys_errno).
+ */
+ms_err ms_pread_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got,
+		     int *sys_errno) MS_MUST_CHECK;
+
+/** ms_write_full() - all @len bytes (EINTR and short writes handled). */
+ms_err ms_write_full(int fd, const uint8_t *p, size_t len, int *sys_errno) MS_MUST_CHECK;
+
+#endif

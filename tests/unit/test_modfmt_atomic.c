@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests for temp file naming and ms_file_write_atomic(). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/modfmt/modfmt.h"
+#include "../../src/modfmt/modfmt_internal.h"
+#include "test.h"
+#include "test_modfmt_util.h"
+
+MS_TEST(modfmt_tmp_name)
+{
+	const char *d = tm_dir();
+	char target[TM_PATH], tmp[TM_PATH], want[64];
+	char longname[250];
+	struct ms_atomic a = MS_ATOMIC_INIT;
+	const char *name = NULL;
+
+	tm_join(target, d, "a.ko");
+	CHECK(ms_atomic_begin(&a, target, tmp, sizeof(tmp)) == MS_OK);
+	name = strrchr(tmp, '/') + 1;
+	snprintf(want, sizeof(want), ".a.ko.modsign-%ld-", (long)getpid());
+	CHECK(strncmp(name, want, strlen(want)) == 0);
+	CHECK(strlen(name) == strlen(want) + 16 + 4);
+	CHECK(strcmp(name + strlen(name) - 4, ".tmp") == 0);
+	CHECK(strncmp(tmp, d, strlen(d)) == 0 && strcmp(name, a.tmp_name) == 0);
+	CHECK(tm_mode_of(tmp) == 0600);
+	CHECK(tm_count_tmp(d) == 1);
+	ms_atomic_abort(&a);
+	ms_atomic_abort(&a);
+	CHECK(tm_count(d) == 0);
+
+	/* A name near NAME_MAX: the temp name is shortened, the result is not. */
+	memset(longname, 'm', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	tm_join(target, d, longname);
+	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644, NULL) == MS_OK);
+	CHECK(tm_equals(target, (const uint8_t *)"x", 1));
+	CHECK(tm_count(d) == 1);
+	tm_done();
+}
+
+MS_TEST(modfmt_file_write_atomic)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH], link[TM_PATH], victim[TM_PATH], missing[TM_PATH];
+	struct ms_file_fail f;
+
+	tm_join(path, d, "a.ko.p7s");
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"first", 5, 0644, &f) == MS_OK);
+	CHECK(tm_equals(path, (const uint8_t *)"first", 5) && tm_mode_of(path) == 0644);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"second!", 7, 0600, &f) == MS_OK);
+	CHECK(tm_equals(path, (const uint8_t *)"second!", 7) && tm_mode_of(path) == 0600);
+	CHECK(ms_file_write_atomic(path, NULL, 0, 0644, &f) == MS_OK);
+	CHECK(tm_equals(path, NULL, 0));
+
+	tm_join(victim, d, "victim");
+	tm_join(link, d, "link.p7s");
+	tm_write(victim, (const uint8_t *)"keep", 4, 0644);
+	CHECK(symlink("victim", link) == 0);
+	CHECK(ms_file_write_atomic(link, (const uint8_t *)"evil", 4, 0644, &f) == MS_E_ARG);
+	CHECK(f.sys_errno == ELOOP);
+	CHECK(ms_file_write_atomic(d, (const uint8_t *)"evil", 4, 0644, &f) == MS_E_ARG);
+	CHECK(f.sys_errno == EISDIR);
+	tm_join(missing, d, "nodir/x.p7s");
+	CHECK(ms_file_write_atomic(missing, (const uint8_t *)"x", 1, 0644, &f) == MS_E_IO);
+	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open") == 0);
+	CHECK(ms_file_write_atomic(NULL, (const uint8_t *)"x", 1, 0644, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(path, NULL, 1, 0644, &f) == MS_E_ARG);
+
+	CHECK(tm_equals(victim, (const uint8_t *)"keep", 4));
+	CHECK(tm_count(d) == 3);
+	CHECK(tm_count_tmp(d) == 0);
+	tm_done();
+}
+
+MS_TEST(modfmt_file_write_atomic_readonly_dir)
+{
+	const char *d = tm_dir();
+	char sub[TM_PATH], path[TM_PATH];
+	struct ms_file_fail f;
+
+	if (geteuid() == 0) {
+		MS_SKIP("root ignores directory permissions");
+	}
+	tm_join(sub, d, "ro");
+	CHECK(mkdir(sub, 0555) == 0);
+	tm_join(path, sub, "a.p7s");
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"x", 1, 0644, &f) == MS_E_IO);
+	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
+	CHECK(tm_count(sub) == 0);
+	tm_done();
+}
+
+/*
+ * Make the listed system calls fail with @err in this test's child
+ * process only (seccomp filter), to reach error paths a healthy file
+ * system never takes: no copy_file_range(), a failing fsync() or rename().
+ */

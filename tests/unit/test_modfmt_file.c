@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests for opening, reading and judging modules, and for ms_file_read_small(). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../src/modfmt/modfmt.h"
+#include "test.h"
+#include "test_modfmt_util.h"
+
+/* @mod_len pattern bytes, then (if @sig_len) a fake blob and a valid trailer. */
+static uint8_t *
+make_module(const char *path, size_t mod_len, uint32_t sig_len, size_t *len)
+{
+	uint8_t *p = tm_pattern(mod_len + sig_len + MS_MOD_TRAILER_LEN, 7);
+	size_t t = 0;
+
+	*len = mod_len;
+	if (sig_len > 0) {
+		CHECK(ms_mod_trailer_build(sig_len, p + mod_len + sig_len, MS_MOD_TRAILER_LEN,
+					   &t) == MS_OK);
+		*len = mod_len + sig_len + t;
+	}
+	tm_write(path, p, *len, 0644);
+	return p;
+}
+
+MS_TEST(modfmt_open_regular)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_modfile mf;
+	size_t len = 0;
+	uint8_t *p = NULL;
+
+	tm_join(path, d, "a.ko");
+	p = make_module(path, 1234, 0, &len);
+	ms_modfile_init(&mf);
+	CHECK(mf.fd == -1 && mf.tmp_fd == -1 && mf.tmp_path[0] == '\0');
+	CHECK(ms_modfile_open(&mf, path) == MS_OK);
+	CHECK(mf.fd >= 0);
+	CHECK(mf.st.st_size == 1234);
+	CHECK(mf.path == path);
+	/* Opening twice without clearing is a misuse. */
+	CHECK(ms_modfile_open(&mf, path) == MS_E_ARG);
+	ms_modfile_clear(&mf);
+	CHECK(mf.fd == -1);
+	ms_modfile_clear(&mf);
+	ms_modfile_clear(NULL);
+	/* Reusable after clear. */
+	CHECK(ms_modfile_open(&mf, path) == MS_OK);
+	ms_modfile_clear(&mf);
+	free(p);
+	tm_done();
+}
+
+MS_TEST(modfmt_open_symlink_refused)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH], link[TM_PATH];
+	struct ms_modfile mf;
+	size_t len = 0;
+	uint8_t *p = NULL;
+
+	tm_join(path, d, "a.ko");
+	tm_join(link, d, "link.ko");
+	p = make_module(path, 100, 0, &len);
+	CHECK(symlink("a.ko", link) == 0);
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, link) == MS_E_ARG);
+	CHECK(mf.sys_errno == ELOOP);
+	CHECK(strcmp(mf.op, "open") == 0);
+	CHECK(mf.err_path == link);
+	CHECK(mf.fd == -1);
+	ms_modfile_clear(&mf);
+	free(p);
+	tm_done();
+}
+
+MS_TEST(modfmt_open_directory_refused)
+{
+	const char *d = tm_dir();
+	struct ms_modfile mf;
+
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, d) == MS_E_ARG);
+	CHECK(mf.sys_errno == EISDIR);
+	CHECK(strcmp(mf.op, "open") == 0);
+	CHECK(mf.fd == -1);
+	ms_modfile_clear(&mf);
+	tm_done();
+}
+
+MS_TEST(modfmt_open_missing)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_modfile mf;
+
+	tm_join(path, d, "none.ko");
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, path) == MS_E_IO);
+	CHECK(mf.sys_errno == ENOENT);
+	CHECK(strcmp(mf.op, "open") == 0);
+	CHECK(mf.err_path == path);
+	ms_modfile_clear(&mf);
+	tm_done();
+}
+
+MS_TEST(modfmt_open_empty_and_fifo_refused)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_modfile mf;
+
+	tm_join(path, d, "empty.ko");
+	tm_write(path, NULL, 0, 0644);
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, path) == MS_E_ARG);
+	CHECK(mf.sys_errno == ENODATA);
+	ms_modfile_clear(&mf);
+
+	/* A FIFO with no writer: refused, without blocking in open(). */
+	tm_join(path, d, "fifo.ko");
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(ms_modfile_open(&mf, path) == MS_E_ARG);
+	CHECK(mf.sys_errno == EINVAL);
+	ms_modfile_clear(&mf);
+	tm_done();
+}
+
+MS_TEST(modfmt_read_whole)
+{
+	static const size_t caps[] = { 1, 7, 4096, 65536, 1 << 20 };
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	size_t len = 0;
+	uint8_t *p = NULL;
+	uint8_t *buf = malloc(1 << 20);
+
+	CHECK(buf != NULL);
+	tm_join(path, d, "a.ko");
+	p = make_module(path, 100003, 0, &len);
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		struct ms_modfile mf;
+		size_t off = 0;
+		size_t n = 0;
+
+		ms_modfile_init(&mf);
+		CHECK(ms_modfile_open(&mf, path) == MS_OK);
+		for (;;) {
+			CHECK(ms_modfile_read(&mf, buf, caps[c], &n) == MS_OK);
+			if (n == 0) {
+				break;
+			}
+			CHECK(n <= caps[c] && off + n <= len);
+			CHECK_EQ_BYTES(buf, p + off, n);
+			off += n;
+		}
+		CHECK(off == len);
+		/* Still the end when asked again. */
+		CHECK(ms_modfile_read(&mf, buf, caps[c], &n) == MS_OK && n == 0);
+		CHECK(ms_modfile_read(&mf, buf, 0, &n) == MS_E_ARG);
+		ms_modfile_clear(&mf);
+	}
+	free(buf);
+	free(p);
+	tm_done();
+}
+
+MS_TEST(modfmt_read_detects_growth_and_shrink)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_modfile mf;
+	uint8_t buf[64];
+	size_t len = 0;
+	size_t n = 0;
+	uint8_t *p = NULL;
+
+	tm_join(path, d, "a.ko");
+	p = make_module(path, 100, 0, &len);
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, path) == MS_OK);
+	tm_append(path, (const uint8_t *)"x", 1);
+	CHECK(ms_modfile_read(&mf, buf, sizeof(buf), &n) == MS_OK && n == 64);
+	CHECK(ms_modfile_read(&mf, buf, sizeof(buf), &n) == MS_OK && n == 36);
+	CHECK(ms_modfile_read(&mf, buf, sizeof(buf), &n) == MS_E_CHANGED);
+	ms_modfile_clear(&mf);
+
+	CHECK(ms_modfile_open(&mf, path) == MS_OK);
+	CHECK(truncate(path, 50) == 0);
+	CHECK(ms_modfile_read(&mf, buf, sizeof(buf), &n) == MS_E_CHANGED);
+	ms_modfile_clear(&mf);
+	free(p);
+	tm_done();
+}
+
+/* Write @bytes as the whole file and return ms_modfile_sig_state() on it. */
+static ms_err
+state_of(const char *path, const uint8_t *bytes, size_t len, struct ms_mod_sig_info *info)
+{
+	struct ms_modfile mf;
+	ms_err err;
+
+	tm_write(path, bytes, len, 0644);
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, path) == MS_OK);
+	err = ms_modfile_sig_state(&mf, info);
+	ms_modfile_clear(&mf);
+	return err;
+}
+
+MS_TEST(modfmt_sig_state)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_mod_sig_info info;
+	uint8_t buf[2048];
+	size_t t = 0;
+
+	tm_join(path, d, "a.ko");
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK(state_of(path, buf, 1, &info) == MS_E_NOTFOUND);
+	CHECK(state_of(path, buf, 40, &info) == MS_E_NOTFOUND);
+	CHECK(state_of(path, buf, sizeof(buf), &info) == MS_E_NOTFOUND);
+
+	/* Signed: 100 module bytes, a 403-byte blob, the trailer. */
+	CHECK(ms_mod_trailer_build(403, buf + 503, 40, &t) == MS_OK);
+	memset(&info, 0, sizeof(info));
+	CHECK(state_of(path, buf, 543, &info) == MS_OK);
+	CHECK(info.sig_len == 403 && info.id_type == 2);
+	/* The same trailer with no module byte before the blob. */
+	CHECK(state_of(path, buf + 100, 443, &info) == MS_E_MALFORMED);
+	/* id_type 1 (PKEY_ID_X509). */
+	buf[503 + 2] = 1;
+	CHECK(state_of(path, buf, 543, &info) == MS_E_MALFORMED);
+
+	/* Files too short to hold a signature, ending in the marker. */
+	memcpy(buf, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
+	CHECK(state_of(path, buf, MS_MOD_MAGIC_LEN, &info) == MS_E_NOTFOUND);
+	for (size_t len = MS_MOD_MAGIC_LEN + 1; len <= MS_MOD_TRAILER_LEN; len++) {
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf + len - MS_MOD_MAGIC_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
+		CHECK(state_of(path, buf, len, &info) == MS_E_MALFORMED);
+	}
+	tm_done();
+}
+
+MS_TEST(modfmt_read_small_ok)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH], link[TM_PATH];
+	struct ms_file_fail f;
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+
+	tm_join(path, d, "pin");
+	tm_join(link, d, "pin-link");
+	tm_write(path, (const uint8_t *)"1234\n", 5, 0600);
+	CHECK(ms_file_read_small(path, 5, &out, &out_len, &f) == MS_OK);
+	CHECK(out_len == 5 && memcmp(out, "1234\n", 6) == 0);	/* NUL-terminated */
+	free(out);
+	/* Through a symlink too; no failure record needed. */
+	CHECK(symlink("pin", link) == 0);
+	CHECK(ms_file_read_small(link, 4096, &out, &out_len, NULL) == MS_OK);
+	CHECK(out_len == 5 && out[5] == 0);
+	free(out);
+	/* Empty file. */
+	tm_write(path, NULL, 0, 0600);
+	CHECK(ms_file_read_small(path, 0, &out, &out_len, &f) == MS_OK);
+	CHECK(out_len == 0 && out != NULL && out[0] == 0);
+	free(out);
+	tm_done();
+}
+
+MS_TEST(modfmt_read_small_errors)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_file_fail f;
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+
+	tm_join(path, d, "cert");
+	tm_write(path, (const uint8_t *)"123456", 6, 0644);
+	CHECK(ms_file_read_small(path, 5, &out, &out_len, &f) == MS_E_ARG);
+	CHECK(f.sys_errno == EFBIG && out == NULL);
+	CHECK(ms_file_read_small(d, 4096, &out, &out_len, &f) == MS_E_ARG);
+	CHECK(f.sys_errno == EISDIR && strcmp(f.op, "open") == 0);
+	tm_join(path, d, "none");
+	CHECK(ms_file_read_small(path, 4096, &out, &out_len, &f) == MS_E_IO);
+	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open") == 0);
+	tm_join(path, d, "fifo");
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(ms_file_read_small(path, 4096, &out, &out_len, &f) == MS_E_ARG);
+	CHECK(f.sys_errno == EINVAL);
+	CHECK(ms_file_read_small(NULL, 4096, &out, &out_len, &f) == MS_E_ARG);
+	CHECK(ms_file_read_small(path, 4096, NULL, &out_len, &f) == MS_E_ARG);
+	tm_done();
+}
+
+MS_TEST(modfmt_read_small_size_changed)
+{
+	struct stat st;
+	struct ms_file_fail f;
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+
+	/* A /proc file claims 0 bytes and then has more: never silently cut. */
+	if (stat("/proc/self/status", &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) {
+		MS_SKIP("no /proc");
+	}
+	CHECK(ms_file_read_small("/proc/self/status", 4096, &out, &out_len, &f) == MS_E_CHANGED);
+	CHECK(out == NULL && strcmp(f.op, "read") == 0);
+}
+
+MS_TEST(modfmt_read_small_unreadable)
+{
+	const char *d = tm_dir();
+	char path[TM_PATH];
+	struct ms_file_fail f;
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+
+	if (geteuid() == 0) {
+		MS_SKIP("root reads any file");
+	}
+	tm_join(path, d, "key");
+	tm_write(path, (const uint8_t *)"secret", 6, 0000);
+	CHECK(ms_file_read_small(path, 4096, &out, &out_len, &f) == MS_E_IO);
+	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
+	tm_done();
+}
