@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The command line: options, PIN input, messages and the signing job. */
+#ifndef MS_CLI_H
+#define MS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cms/cms.h"
+#include "common/ms_common.h"
+#include "modfmt/modfmt.h"
+#include "signer.h"
+
+#define MS_EXIT_OK 0
+#define MS_EXIT_FAIL 1
+#define MS_EXIT_USAGE 2
+
+/* What to do with a module that already ends with a signature. */
+enum ms_signed_policy {
+	MS_SIGNED_REFUSE = 0,	/* default: error, module untouched */
+	MS_SIGNED_APPEND,	/* --append: sign-file's way, a signature around the old one */
+};
+
+struct ms_opts {
+	bool raw_sig;		/* -s: append an existing detached PKCS#7 */
+	bool save_p7s;		/* -p: also write <module>.p7s */
+	bool p7s_only;		/* -d: write only <module>.p7s */
+	bool use_skid;		/* -k: signer named by subjectKeyIdentifier */
+	bool allow_final_try;	/* --pin-final-try: log in even on the token's last try */
+	enum ms_signed_policy signed_policy;
+	unsigned p7s_mode;	/* 0666 less the umask, as sign-file creates it */
+	const char *raw_sig_path;
+	const char *hash_name;
+	const char *key;	/* file path or pkcs11: URI */
+	const char *x509;	/* file path or pkcs11: URI */
+	const char *module;
+	const char *dest;	/* NULL: sign in place */
+
+	/* Bulk mode: -b, or any of -r and --files-from. */
+	bool bulk;
+	bool null_sep;		/* -0: --files-from lists are NUL-separated */
+	bool quiet;		/* -q: no progress line, no summary on success */
+	bool verbose;		/* -v: one line per module */
+	unsigned jobs;		/* -j N; 0: what is fastest for the key source */
+	char **modules;		/* bulk: modules named on the command line */
+	size_t n_modules;
+	const char *files_from[8];	/* --files-from FILE ("-": stdin) */
+	size_t n_files_from;
+	const char *dirs[8];	/* -r DIR */
+	size_t n_dirs;
+};
+
+/*
+ * ms_cli_parse() - sign-file's command line plus our long options.
+ * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE after a usage message, or -1
+ * after --help or --version was printed (exit 0).
+ */
+int ms_cli_parse(int argc, char **argv, struct ms_opts *o);
+
+/* Messages: "modsign: " + text on stderr. */
+void ms_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ms_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether @s names a PKCS#11 object rather than a file. */
+bool ms_cli_is_pkcs11_uri(const char *s);
+
+/*
+ * ms_cli_pin_get() - the PIN (or PEM passphrase), from the first source that
+ * applies: @uri_pin_value (warned about), @uri_pin_source (file: URI or
+ * path), KBUILD_SIGN_PIN, a no-echo prompt when stdin is a terminal.
+ * @what names the thing for the prompt ("token 'x'", "key file k.pem").
+ * Return: MS_OK, MS_E_PIN (no source; message printed), MS_E_IO.
+ */
+ms_err ms_cli_pin_get(const char *uri_pin_value, const char *uri_pin_source, const char *what,
+		      struct ms_pin *pin) MS_MUST_CHECK;
+
+/* Everything loaded once per run and shared by every module signed. */
+struct ms_job {
+	const struct ms_opts *opts;
+	enum ms_hash_alg hash;
+	struct ms_signer *signer;
+	struct ms_cms_cert *cert;
+	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
+	size_t sid_len;
+	struct ms_pin pin;
+};
+
+/*
+ * ms_cli_job_open() - parse the hash name, load the certificate, open the
+ * key (logging in to a token once), check that they are a pair and encode
+ * the signer identifier. Prints its own error message.
+ */
+ms_err ms_cli_job_open(struct ms_job *job, const struct ms_opts *o) MS_MUST_CHECK;
+void ms_cli_job_close(struct ms_job *job);
+
+/* One module on its way through hashing, signing and writing. */
+struct ms_module_work {
+	const char *path;
+	struct ms_modfile *mf;
+	uint8_t digest[MS_HASH_MAX_SIZE];
+	size_t digest_len;
+	uint8_t *cms;
+	size_t cms_len;
+};
+
+/*
+ * The three steps of signing one module, each printing its own error:
+ * prepare (open, already-signed policy, hash on the host), sign (with the
+ * key, on @lane: a failure here is the key's, not the module's), write
+ * (<module>.p7s and the module, unless -d). ms_cli_module_clear() releases
+ * @w whatever happened.
+ */
+ms_err ms_cli_module_prepare(struct ms_job *job, const char *path,
+			     struct ms_module_work *w) MS_MUST_CHECK;
+ms_err ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w) MS_MUST_CHECK;
+ms_err ms_cli_module_write(struct ms_job *job, struct ms_module_work *w,
+			   const char *dest) MS_MUST_CHECK;
+void ms_cli_module_clear(struct ms_module_work *w);
+
+/*
+ * ms_cli_sign_module() - sign one module with the job's key on lane 0: the
+ * three steps above. Prints its own error message.
+ */
+ms_err ms_cli_sign_module(struct ms_job *job, const char *module, const char *dest) MS_MUST_CHECK;
+
+/* A list of module paths, owned by the list (bulk mode). */
+struct ms_module_list {
+	char **path;
+	size_t n;
+	size_t cap;
+};
+
+/*
+ * ms_cli_list_build() - the modules of a bulk run: those on the command
+ * line, then each --files-from list, then every *.ko below each -r
+ * directory (sorted, symlinks not followed). Prints its own errors.
+ */
+ms_err ms_cli_list_build(const struct ms_opts *o, struct ms_module_list *list) MS_MUST_CHECK;
+void ms_cli_list_free(struct ms_module_list *list);
+
+/*
+ * ms_cli_bulk_run() - sign every module of @list with the job's key:
+ * modules hashed on worker threads while the key signs on its lanes. A
+ * module's own failure is reported and the others go on; a failure of the
+ * key (token) stops the run and leaves the rest untouched.
+ * Return: MS_EXIT_OK when every module was signed, else MS_EXIT_FAIL.
+ */
+int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list);
+
+/* ms_cli_cpu_count() - online processors, at least 1. */
+unsigned ms_cli_cpu_count(void);
+
+/* ms_cli_raw_sig() - `-s`: append an existing detached PKCS#7 to a module. */
+ms_err ms_cli_raw_sig(const struct ms_opts *o) MS_MUST_CHECK;
+
+#endif

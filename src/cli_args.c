@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The command line: sign-file's `[-dpk] hash key x509 module [dest]` and
+ * `-s raw-sig hash x509 module [dest]`, plus modsign's long options.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef MS_VERSION
+#define MS_VERSION "unknown"
+#endif
+
+enum {
+	OPT_HELP = 256,
+	OPT_VERSION,
+	OPT_APPEND,
+	OPT_FINAL_TRY,
+	OPT_FILES_FROM,
+};
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "append", no_argument, NULL, OPT_APPEND },
+	{ "pin-final-try", no_argument, NULL, OPT_FINAL_TRY },
+	{ "files-from", required_argument, NULL, OPT_FILES_FROM },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "null", no_argument, NULL, '0' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char usage_text[] =
+	"Usage: modsign [-dpk] [options] <hash> <key> <x509> <module> [<dest>]\n"
+	"       modsign -s <raw-sig> <hash> <x509> <module> [<dest>]\n"
+	"       modsign -b [-dpk] [options] <hash> <key> <x509> [<module>...]\n"
+	"               [-r <dir>]... [--files-from <file>]...\n";
+
+static const char help_text[] =
+	"Sign a Linux kernel module as the kernel's scripts/sign-file does, with a\n"
+	"key in a PEM file or on a PKCS#11 token.\n"
+	"\n"
+	"  <hash>     sha256, sha384, sha512, sha224 or sha1 (case-insensitive)\n"
+	"  <key>      a PEM or DER private key file, or a pkcs11: URI (RFC 7512)\n"
+	"  <x509>     a DER or PEM certificate file, or a pkcs11: URI\n"
+	"  <module>   the module to sign; signed in place unless <dest> is given\n"
+	"\n"
+	"  -p               also write the PKCS#7 signature to <module>.p7s\n"
+	"  -d               write only <module>.p7s; leave the module alone\n"
+	"  -k               name the signer by subjectKeyIdentifier (CMS version 3)\n"
+	"  -s <raw-sig>     append an existing detached PKCS#7 (DER) instead of signing\n"
+	"  --append         sign a module that is already signed, around its\n"
+	"                   signature, as sign-file does (default: refuse)\n"
+	"  --pin-final-try  log in even when the token says one wrong PIN locks it\n"
+	"\n"
+	"Bulk signing (one key load, one token login, modules signed in place):\n"
+	"  -b               sign every <module> given\n"
+	"  -r <dir>         also every *.ko below <dir> (symlinks not followed)\n"
+	"  --files-from <f> also every module listed in <f>, one a line (- for stdin)\n"
+	"  -0, --null       --files-from lists are NUL-separated, as find prints them\n"
+	"  -j, --jobs <n>   parallel signers (token sessions or key copies);\n"
+	"                   default: what is fastest for the key source\n"
+	"  -q, --quiet      no progress line and no summary unless something failed\n"
+	"  -v, --verbose    one line per module signed\n"
+	"  --help, --version\n"
+	"\n"
+	"PIN (or passphrase of an encrypted key file), first that applies:\n"
+	"pin-value= in the URI, pin-source=file:... in the URI, KBUILD_SIGN_PIN,\n"
+	"a prompt when stdin is a terminal.\n"
+	"Exit status: 0 success, 1 failure, 2 usage error.\n";
+
+static int
+usage(void)
+{
+	fputs(usage_text, stderr);
+	return MS_EXIT_USAGE;
+}
+
+static int
+parse_jobs(const char *s, unsigned *out)
+{
+	char *end = NULL;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end != '\0' || v < 1 || v > 256) {
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* -b hash key x509 [module...]: no dest, no -s. */
+static int
+parse_bulk(int argc, char **argv, struct ms_opts *o)
+{
+	if (o->raw_sig) {
+		ms_cli_error("-s appends one given signature: it does not combine with bulk signing");
+		return usage();
+	}
+	if (argc < 3) {
+		return usage();
+	}
+	o->hash_name = argv[0];
+	o->key = argv[1];
+	o->x509 = argv[2];
+	o->modules = argv + 3;
+	o->n_modules = (size_t)argc - 3;
+	return MS_EXIT_OK;
+}
+
+int
+ms_cli_parse(int argc, char **argv, struct ms_opts *o)
+{
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 1;
+	for (;;) {
+		opt = getopt_long(argc, argv, "sdpkb0qvj:r:", long_opts, NULL);
+		if (opt == -1) {
+			break;
+		}
+		switch (opt) {
+		case 's':
+			o->raw_sig = true;
+			break;
+		case 'p':
+			o->save_p7s = true;
+			break;
+		case 'd':
+			o->p7s_only = true;
+			o->save_p7s = true;
+			break;
+		case 'k':
+			o->use_skid = true;
+			break;
+		case 'b':
+			o->bulk = true;
+			break;
+		case '0':
+			o->null_sep = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'j':
+			if (parse_jobs(optarg, &o->jobs) != 0) {
+				ms_cli_error("-j %s: want a number from 1 to 256", optarg);
+				return usage();
+			}
+			break;
+		case 'r':
+			if (o->n_dirs == sizeof(o->dirs) / sizeof(o->dirs[0])) {
+				ms_cli_error("too many -r directories");
+				return usage();
+			}
+			o->dirs[o->n_dirs++] = optarg;
+			o->bulk = true;
+			break;
+		case OPT_FILES_FROM:
+			if (o->n_files_from == sizeof(o->files_from) / sizeof(o->files_from[0])) {
+				ms_cli_error("too many --files-from lists");
+				return usage();
+			}
+			o->files_from[o->n_files_from++] = optarg;
+			o->bulk = true;
+			break;
+		case OPT_APPEND:
+			o->signed_policy = MS_SIGNED_APPEND;
+			break;
+		case OPT_FINAL_TRY:
+			o->allow_final_try = true;
+			break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			fputs("\n", stdout);
+			fputs(help_text, stdout);
+			return -1;
+		case OPT_VERSION:
+			printf("modsign %s\n", MS_VERSION);
+			return -1;
+		default:
+			return usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (o->bulk) {
+		return parse_bulk(argc, argv, o);
+	}
+	if (argc < 4 || argc > 5) {
+		return usage();
+	}
+	if (o->raw_sig) {
+		if (o->p7s_only || o->use_skid) {
+			ms_cli_error("-s appends a finished signature: -d and -k do not apply");
+			return usage();
+		}
+		o->raw_sig_path = argv[0];
+		o->hash_name = argv[1];
+	} else {
+		o->hash_name = argv[0];
+		o->key = argv[1];
+	}
+	o->x509 = argv[2];
+	o->module = argv[3];
+	/* As sign-file: a dest equal to the module means in place. */
+	if (argc == 5 && strcmp(argv[3], argv[4]) != 0) {
+		o->dest = argv[4];
+	}
+	return MS_EXIT_OK;
+}

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Bulk signing: worker threads take the next module, hash it on the host,
+ * borrow a free signing lane (a token session or a parsed key copy) only
+ * for the signature itself, and write the result. With a slow token the
+ * lanes are never idle; with a fast one every core is busy.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum mod_state {
+	MOD_PENDING = 0,
+	MOD_SIGNED,
+	MOD_FAILED,
+};
+
+struct bulk {
+	struct ms_job *job;
+	const struct ms_module_list *list;
+	unsigned char *state;		/* enum mod_state per module */
+	atomic_size_t next;		/* next module to take */
+	atomic_bool stop;		/* a key failure or a signal: take no more */
+	atomic_size_t signed_n, failed_n;
+
+	pthread_mutex_t lane_lock;	/* guards lane_free */
+	pthread_cond_t lane_cond;
+	unsigned *lane_free;		/* stack of free lane numbers */
+	unsigned n_free;
+
+	pthread_mutex_t out_lock;	/* one writer on stderr at a time */
+	bool progress;			/* stderr is a terminal and not -q */
+	double t0, last_draw;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+unsigned
+ms_cli_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;
+}
+
+static unsigned
+lane_take(struct bulk *b)
+{
+	unsigned lane;
+
+	pthread_mutex_lock(&b->lane_lock);
+	while (b->n_free == 0) {
+		pthread_cond_wait(&b->lane_cond, &b->lane_lock);
+	}
+	lane = b->lane_free[--b->n_free];
+	pthread_mutex_unlock(&b->lane_lock);
+	return lane;
+}
+
+static void
+lane_give(struct bulk *b, unsigned lane)
+{
+	pthread_mutex_lock(&b->lane_lock);
+	b->lane_free[b->n_free++] = lane;
+	pthread_cond_signal(&b->lane_cond);
+	pthread_mutex_unlock(&b->lane_lock);
+}
+
+/* Redraws the progress line at most ten times a second; caller holds out_lock. */
+static void
+draw_progress(struct bulk *b, bool force)
+{
+	double t = now();
+	size_t done = atomic_load(&b->signed_n) + atomic_load(&b->failed_n);
+	double rate, eta;
+
+	if (!b->progress || (!force && t - b->last_draw < 0.1)) {
+		return;
+	}
+	b->last_draw = t;
+	rate = t > b->t0 ? (double)done / (t - b->t0) : 0.0;
+	eta = rate > 0 ? (double)(b->list->n - done) / rate : 0.0;
+	fprintf(stderr, "\r\033[Kmodsign: %zu/%zu, %.1f modules/s, ETA %d:%02d", done, b->list->n,
+		rate, (int)eta / 60, (int)eta % 60);
+}
+
+static void
+finish_module(struct bulk *b, size_t i, enum mod_state st)
+{
+	b->state[i] = (unsigned char)st;
+	atomic_fetch_add(st == MOD_SIGNED ? &b->signed_n : &b->failed_n, 1);
+	pthread_mutex_lock(&b->out_lock);
+	if (b->job->opts->verbose && st == MOD_SIGNED) {
+		if (b->progress) {
+			fputs("\r\033[K", stderr);
+		}
+		fprintf(stderr, "signed %s\n", b->list->path[i]);
+	}
+	draw_progress(b, false);
+	pthread_mutex_unlock(&b->out_lock);
+}
+
+/* Signs module @i; a failure of the key (not of the module) stops the run. */
+static void
+sign_one(struct bulk *b, size_t i)
+{
+	struct ms_module_work w;
+	unsigned lane;
+	ms_err err;
+
+	err = ms_cli_module_prepare(b->job, b->list->path[i], &w);
+	if (err == MS_OK) {
+		lane = lane_take(b);
+		/* Another lane may have failed while this one hashed. */
+		if (atomic_load(&b->stop)) {
+			lane_give(b, lane);
+			ms_cli_module_clear(&w);
+			return;
+		}
+		err = ms_cli_module_sign(b->job, lane, &w);
+		lane_give(b, lane);
+		if (err != MS_OK) {
+			atomic_store(&b->stop, true);
+			ms_cli_module_clear(&w);
+			return;		/* left pending: untouched */
+		}
+		err = ms_cli_module_write(b->job, &w, NULL);
+	}
+	ms_cli_module_clear(&w);
+	finish_module(b, i, err == MS_OK ? MOD_SIGNED : MOD_FAILED);
+}
+
+static void *
+worker(void *arg)
+{
+	struct bulk *b = arg;
+
+	for (;;) {
+		size_t i;
+
+		if (atomic_load(&b->stop) || interrupted) {
+			break;
+		}
+		i = atomic_fetch_add(&b->next, 1);
+		if (i >= b->list->n) {
+			break;
+		}
+		sign_one(b, i);
+	}
+	return NULL;
+}
+
+static void
+summary(struct bulk *b)
+{
+	const struct ms_opts *o = b->job->opts;
+	size_t n = b->list->n;
+	size_t ok = atomic_load(&b->signed_n), bad = atomic_load(&b->failed_n);
+	size_t pending = n - ok - bad;
+	double secs = now() - b->t0;
+
+	if (b->progress) {
+		fputs("\r\033[K", stderr);
+	}
+	if (pending > 0) {
+		size_t shown = 0;
+
+		if (interrupted) {
+			ms_cli_error("interrupted by signal %d", (int)interrupted);
+		}
+		ms_cli_error("stopped: %zu module%s not signed and left untouched%s", pending,
+			     pending == 1 ? "" : "s", o->verbose || pending <= 20 ? ":" :
+			     " (-v lists them all); the first:");
+		for (size_t i = 0; i < n && (o->verbose || shown < 20); i++) {
+			if (b->state[i] == MOD_PENDING) {
+				fprintf(stderr, "  not signed: %s\n", b->list->path[i]);
+				shown++;
+			}
+		}
+	}
+	if (!o->quiet || bad > 0 || pending > 0) {
+		fprintf(stderr, "modsign: %zu signed, %zu failed, %zu not signed, of %zu; "
+			"%.2f s, %.2f ms per module\n", ok, bad, pending, n, secs,
+			n > 0 ? secs * 1000.0 / (double)n : 0.0);
+	}
+}
+
+static unsigned
+worker_count(const struct ms_job *job, size_t n_modules)
+{
+	unsigned lanes = job->signer->lanes;
+	/* One more worker than lanes hashes and writes while every lane signs. */
+	unsigned w = lanes + 1;
+
+	if (w < ms_cli_cpu_count()) {
+		w = ms_cli_cpu_count();
+	}
+	return n_modules < w ? (unsigned)(n_modules == 0 ? 1 : n_modules) : w;
+}
+
+int
+ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
+{
+	struct bulk b;
+	struct sigaction sa;
+	pthread_t *th = NULL;
+	unsigned n_workers = worker_count(job, list->n), started = 0;
+	int rc = MS_EXIT_FAIL;
+
+	memset(&b, 0, sizeof(b));
+	b.job = job;
+	b.list = list;
+	b.state = calloc(list->n + 1, 1);
+	b.lane_free = calloc(job->signer->lanes, sizeof(*b.lane_free));
+	th = calloc(n_workers, sizeof(*th));
+	if (b.state == NULL || b.lane_free == NULL || th == NULL) {
+		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		goto out;
+	}
+	for (unsigned i = 0; i < job->signer->lanes; i++) {
+		b.lane_free[b.n_free++] = job->signer->lanes - 1 - i;
+	}
+	pthread_mutex_init(&b.lane_lock, NULL);
+	pthread_cond_init(&b.lane_cond, NULL);
+	pthread_mutex_init(&b.out_lock, NULL);
+	b.progress = !job->opts->quiet && isatty(STDERR_FILENO);
+	b.t0 = now();
+
+	/* SIGINT/SIGTERM: finish the modules in hand, sign no more, report. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	for (; started < n_workers; started++) {
+		if (pthread_create(&th[started], NULL, worker, &b) != 0) {
+			ms_cli_error("cannot start a worker thread");
+			atomic_store(&b.stop, true);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(th[i], NULL);
+	}
+	summary(&b);
+	if (atomic_load(&b.signed_n) == list->n && list->n > 0) {
+		rc = MS_EXIT_OK;
+	} else if (list->n == 0) {
+		ms_cli_error("no modules to sign");
+	}
+	pthread_mutex_destroy(&b.lane_lock);
+	pthread_cond_destroy(&b.lane_cond);
+	pthread_mutex_destroy(&b.out_lock);
+out:
+	free(th);
+	free(b.lane_free);
+	free(b.state);
+	return rc;
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The signing job's set-up, done once per run: hash, certificate, key (one
+ * token login), the key-certificate check and the signer identifier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "modfmt/modfmt.h"
+#include "pkcs11/p11.h"
+
+#define CERT_FILE_MAX (64 * 1024)
+
+static ms_err
+job_hash(struct ms_job *job, const char *name)
+{
+	ms_err err = ms_cms_hash_from_name(name, &job->hash);
+
+	if (err == MS_E_UNSUPPORTED) {
+		ms_cli_error("hash %s: SHA-3 needs mbedTLS 3.5 or later; this build's mbedTLS "
+			     "has none", name);
+		return err;
+	}
+	if (err != MS_OK) {
+		ms_cli_error("hash %s: not a hash the kernel verifies module signatures with "
+			     "(use sha256, sha384, sha512, sha224 or sha1)", name);
+		return err;
+	}
+	if (job->hash == MS_HASH_SHA1) {
+		ms_cli_warn("sha1 is deprecated: kernels 7.0 and later no longer offer it for "
+			    "module signing");
+	}
+	return MS_OK;
+}
+
+static void
+p11_say(const char *uri_role, const struct ms_p11 *p11, ms_err err)
+{
+	const struct ms_p11_fail *f = p11 != NULL ? ms_p11_last_fail(p11) : NULL;
+
+	if (f == NULL || (f->call == NULL && f->detail[0] == '\0')) {
+		ms_cli_error("%s: %s", uri_role, ms_err_str(err));
+		return;
+	}
+	if (f->rv != 0) {
+		ms_cli_error("%s: %s: %s%s%s", uri_role, f->call != NULL ? f->call : "PKCS#11",
+			     ms_p11_rv_name(f->rv), f->detail[0] != '\0' ? ": " : "",
+			     f->detail);
+		return;
+	}
+	ms_cli_error("%s: %s%s%s", uri_role, f->call != NULL ? f->call : ms_err_str(err),
+		     f->detail[0] != '\0' ? ": " : "", f->detail);
+}
+
+static ms_err
+cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
+{
+	struct ms_p11 *p11 = NULL;
+	ms_err err;
+
+	err = ms_p11_open(uri, &p11);
+	if (err == MS_OK) {
+		err = ms_p11_cert_find(p11, der, der_len);
+	}
+	if (err != MS_OK) {
+		p11_say("certificate", p11, err);
+	}
+	ms_p11_close(p11);
+	return err;
+}
+
+static ms_err
+job_cert(struct ms_job *job, const char *x509)
+{
+	struct ms_file_fail fail = { 0 };
+	uint8_t *der = NULL;
+	size_t der_len = 0;
+	ms_err err;
+
+	if (ms_cli_is_pkcs11_uri(x509)) {
+		err = cert_from_token(x509, &der, &der_len);
+		if (err != MS_OK) {
+			goto out;
+		}
+	} else {
+		err = ms_file_read_small(x509, CERT_FILE_MAX, &der, &der_len, &fail);
+		if (err != MS_OK) {
+			ms_cli_error("%s: %s: %s", x509, fail.op != NULL ? fail.op : "read",
+				     fail.sys_errno != 0 ? strerror(fail.sys_errno) : ms_err_str(err));
+			goto out;
+		}
+	}
+	err = ms_cms_cert_parse(der, der_len, &job->cert);
+	if (err == MS_E_UNSUPPORTED) {
+		ms_cli_error("%s: certificate key is neither RSA nor EC P-256/P-384/P-521", x509);
+	} else if (err != MS_OK) {
+		ms_cli_error("%s: not a DER or PEM X.509 certificate", x509);
+	}
+out:
+	free(der);
+	return err;
+}
+
+static ms_err
+job_token_key(struct ms_job *job, const struct ms_opts *o)
+{
+	struct ms_p11 *p11 = NULL;
+	char what[300];
+	unsigned flags = o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
+	ms_err err;
+
+	err = ms_p11_open(o->key, &p11);
+	if (err != MS_OK) {
+		p11_say("key", p11, err);
+		goto out;
+	}
+	if (ms_p11_needs_pin(p11)) {
+		snprintf(what, sizeof(what), "token '%s'", ms_p11_token_label(p11));
+		err = ms_cli_pin_get(ms_p11_uri_pin_value(p11), ms_p11_uri_pin_source(p11), what,
+				     &job->pin);
+		if (err != MS_OK) {
+			goto out;
+		}
+	}
+	err = ms_p11_login(p11, job->pin.is_set ? &job->pin : NULL, flags);
+	if (err != MS_OK) {
+		const struct ms_p11_fail *f = ms_p11_last_fail(p11);
+
+		if (err == MS_E_PIN && f->rv != 0) {
+			ms_cli_error("%s: PIN from %s rejected: %s", f->call != NULL ? f->call : "C_Login",
+				     job->pin.source != NULL ? job->pin.source : "none",
+				     ms_p11_rv_name(f->rv));
+		} else {
+			p11_say("key", p11, err);
+		}
+		goto out;
+	}
+	err = ms_signer_p11_new(p11, &job->signer);
+	if (err != MS_OK) {
+		p11_say("key", p11, err);
+		goto out;
+	}
+	/* Keys that want a login before each signature keep the PIN. */
+	if (!ms_p11_key_always_authenticate(p11)) {
+		ms_pin_clear(&job->pin);
+	}
+	p11 = NULL;	/* owned by the signer now */
+	if (o->bulk) {
+		err = ms_signer_p11_add_lanes(job->signer, o->jobs != 0 ? o->jobs : ms_cli_cpu_count());
+	}
+out:
+	ms_p11_close(p11);
+	return err;
+}
+
+static ms_err
+job_file_key(struct ms_job *job, const struct ms_opts *o)
+{
+	char why[1400] = "";
+	const char *env = getenv("KBUILD_SIGN_PIN");
+	/* Each lane parses its own copy: an mbedTLS RSA context signs one at a time. */
+	unsigned lanes = !o->bulk ? 1 : o->jobs != 0 ? o->jobs : ms_cli_cpu_count();
+	ms_err err;
+
+	/* As sign-file: KBUILD_SIGN_PIN is the passphrase of an encrypted key. */
+	if (env != NULL) {
+		err = ms_cli_pin_get(NULL, NULL, o->key, &job->pin);
+		if (err != MS_OK) {
+			goto out;
+		}
+	}
+	err = ms_signer_pem_open(o->key, job->pin.is_set ? &job->pin : NULL, lanes, &job->signer,
+				 why, sizeof(why));
+	if (err == MS_E_PIN && !job->pin.is_set && isatty(STDIN_FILENO)) {
+		/* First try had no passphrase at all: asking is not a retry. */
+		err = ms_cli_pin_get(NULL, NULL, o->key, &job->pin);
+		if (err != MS_OK) {
+			goto out;
+		}
+		err = ms_signer_pem_open(o->key, &job->pin, lanes, &job->signer, why, sizeof(why));
+	}
+	if (err != MS_OK) {
+		if (err == MS_E_PIN && !job->pin.is_set) {
+			ms_cli_error("%s (set KBUILD_SIGN_PIN to its passphrase)", why);
+		} else {
+			ms_cli_error("%s", why);
+		}
+	}
+out:
+	ms_pin_clear(&job->pin);
+	return err;
+}
+
+static ms_err
+job_match(struct ms_job *job, const struct ms_opts *o)
+{
+	char subject[256];
+	ms_err err = job->signer->ops->match_cert(job->signer, job->cert);
+
+	if (err == MS_OK) {
+		return MS_OK;
+	}
+	ms_cms_cert_subject(job->cert, subject, sizeof(subject));
+	if (err == MS_E_MISMATCH) {
+		ms_cli_error("key %s is not the key of certificate %s (%s): modules signed with "
+			     "it would not load", o->key, o->x509, subject);
+	} else {
+		char why[1200];
+
+		job->signer->ops->describe(job->signer, 0, why, sizeof(why));
+		ms_cli_error("checking key %s against certificate %s: %s", o->key, o->x509, why);
+	}
+	return err;
+}
+
+ms_err
+ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
+{
+	ms_err err;
+
+	memset(job, 0, sizeof(*job));
+	job->opts = o;
+	err = job_hash(job, o->hash_name);
+	if (err != MS_OK) {
+		return err;
+	}
+	err = job_cert(job, o->x509);
+	if (err != MS_OK) {
+		return err;
+	}
+	err = ms_cms_signer_id_encode(job->cert, o->use_skid, job->sid, sizeof(job->sid),
+				      &job->sid_len);
+	if (err == MS_E_NOTFOUND) {
+		ms_cli_error("-k: certificate %s has no subjectKeyIdentifier, so the kernel "
+			     "could not find the signer", o->x509);
+		return err;
+	}
+	if (err != MS_OK) {
+		ms_cli_error("%s: cannot encode the signer identifier: %s", o->x509,
+			     ms_err_str(err));
+		return err;
+	}
+	if (ms_cli_is_pkcs11_uri(o->key)) {
+		err = job_token_key(job, o);
+	} else {
+		err = job_file_key(job, o);
+	}
+	if (err != MS_OK) {
+		return err;
+	}
+	return job_match(job, o);
+}
+
+void
+ms_cli_job_close(struct ms_job *job)
+{
+	ms_signer_free(job->signer);
+	job->signer = NULL;
+	ms_cms_cert_free(job->cert);
+	job->cert = NULL;
+	ms_pin_clear(&job->pin);
+}

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Signing one module: hash it on the host, have the key sign the prepared
+ * bytes, encode the SignedData, then write <module>.p7s and the module.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "modfmt/modfmt.h"
+
+#define READ_CHUNK (128 * 1024)
+#define RAW_SIG_MAX (64 * 1024)
+#define CMS_MAX (16 * 1024)
+
+static void
+say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
+{
+	const char *where = mf->err_path != NULL ? mf->err_path : path;
+
+	if (err == MS_E_ARG && mf->sys_errno == ELOOP) {
+		ms_cli_error("%s: is a symbolic link; signing it in place would replace the "
+			     "link, not sign its target: name the target instead", where);
+	} else if (err == MS_E_ARG && mf->sys_errno == EISDIR) {
+		ms_cli_error("%s: is a directory", where);
+	} else if (err == MS_E_CHANGED) {
+		ms_cli_error("%s: changed while being signed; left as it is", where);
+	} else if (mf->sys_errno != 0) {
+		ms_cli_error("%s: %s: %s", where, mf->op != NULL ? mf->op : "io",
+			     strerror(mf->sys_errno));
+	} else {
+		ms_cli_error("%s: %s%s%s", where, mf->op != NULL ? mf->op : "",
+			     mf->op != NULL ? ": " : "", ms_err_str(err));
+	}
+}
+
+/* Opens @path and applies the already-signed policy. */
+static ms_err
+open_module(struct ms_modfile *mf, const char *path, enum ms_signed_policy policy)
+{
+	struct ms_mod_sig_info info;
+	ms_err err;
+
+	err = ms_modfile_open(mf, path);
+	if (err != MS_OK) {
+		say_modfile(mf, path, err);
+		return err;
+	}
+	err = ms_modfile_sig_state(mf, &info);
+	if (err == MS_E_NOTFOUND) {
+		return MS_OK;
+	}
+	if (err == MS_E_IO) {
+		say_modfile(mf, path, err);
+		return err;
+	}
+	if (policy == MS_SIGNED_APPEND) {
+		return MS_OK;
+	}
+	ms_cli_error("%s: already ends with a module signature%s; not signed again (--append "
+		     "signs around it as sign-file does)", path,
+		     err == MS_E_MALFORMED ? " marker (with a broken trailer)" : "");
+	return MS_E_SIGNED;
+}
+
+static ms_err
+hash_module(struct ms_modfile *mf, const char *path, enum ms_hash_alg alg, uint8_t *digest,
+	    size_t *digest_len)
+{
+	struct ms_cms_digest *d = NULL;
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	ms_err err = MS_E_INTERNAL;
+
+	buf = malloc(READ_CHUNK);
+	if (buf == NULL) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	err = ms_cms_digest_new(alg, &d);
+	if (err != MS_OK) {
+		goto out;
+	}
+	for (;;) {
+		err = ms_modfile_read(mf, buf, READ_CHUNK, &n);
+		if (err != MS_OK) {
+			say_modfile(mf, path, err);
+			goto out;
+		}
+		if (n == 0) {
+			break;
+		}
+		err = ms_cms_digest_update(d, buf, n);
+		if (err != MS_OK) {
+			goto out;
+		}
+	}
+	err = ms_cms_digest_final(d, digest, MS_HASH_MAX_SIZE, digest_len);
+out:
+	ms_cms_digest_free(d);
+	free(buf);
+	return err;
+}
+
+static ms_err
+write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
+{
+	struct ms_file_fail fail = { 0 };
+	char path[4200];
+	ms_err err;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s.p7s", module) >= sizeof(path)) {
+		ms_cli_error("%s: name too long", module);
+		return MS_E_ARG;
+	}
+	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, &fail);
+	if (err == MS_E_ARG) {
+		ms_cli_error("%s: is a symbolic link or directory; not replaced", path);
+	} else if (err != MS_OK) {
+		ms_cli_error("%s: %s: %s", path, fail.op != NULL ? fail.op : "write",
+			     fail.sys_errno != 0 ? strerror(fail.sys_errno) : ms_err_str(err));
+	}
+	return err;
+}
+
+/* Writes the .p7s (if asked) and then the module (unless -d). */
+static ms_err
+write_outputs(struct ms_modfile *mf, const struct ms_opts *o, const char *module,
+	      const char *dest, const uint8_t *cms, size_t cms_len)
+{
+	ms_err err;
+
+	if (o->save_p7s) {
+		err = write_p7s(module, cms, cms_len, o->p7s_mode);
+		if (err != MS_OK) {
+			return err;
+		}
+	}
+	if (o->p7s_only) {
+		return MS_OK;
+	}
+	err = ms_modfile_write_signed(mf, dest, cms, cms_len, MS_WRITE_REPLACE);
+	if (err != MS_OK) {
+		say_modfile(mf, dest != NULL ? dest : module, err);
+	}
+	return err;
+}
+
+ms_err
+ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w)
+{
+	struct ms_signer *sg = job->signer;
+	uint8_t tbs[128];
+	uint8_t raw[MS_SIG_MAX];
+	uint8_t sig[MS_SIG_MAX + 16];
+	size_t tbs_len = 0, raw_len = 0, sig_len = 0;
+	struct ms_cms_signer s;
+	char why[1200];
+	ms_err err;
+
+	err = ms_cms_tbs_encode(sg->type, job->hash, w->digest, w->digest_len, tbs, sizeof(tbs),
+				&tbs_len);
+	if (err != MS_OK) {
+		ms_cli_error("%s: cannot prepare the bytes to sign: %s", w->path, ms_err_str(err));
+		return err;
+	}
+	err = sg->ops->sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw), &raw_len);
+	if (err != MS_OK) {
+		sg->ops->describe(sg, lane, why, sizeof(why));
+		ms_cli_error("%s: signing failed: %s", w->path, why);
+		return err;
+	}
+	err = ms_cms_sig_encode(sg->type, raw, raw_len, sig, sizeof(sig), &sig_len);
+	if (err != MS_OK) {
+		ms_cli_error("%s: the key returned a malformed signature", w->path);
+		return err;
+	}
+	s.hash = job->hash;
+	s.key_type = sg->type;
+	s.use_skid = job->opts->use_skid;
+	s.sid.p = job->sid;
+	s.sid.len = job->sid_len;
+	s.sig.p = sig;
+	s.sig.len = sig_len;
+	err = ms_cms_signed_data_encode(&s, w->cms, CMS_MAX, &w->cms_len);
+	if (err != MS_OK) {
+		ms_cli_error("%s: cannot encode the signature: %s", w->path, ms_err_str(err));
+	}
+	return err;
+}
+
+ms_err
+ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_work *w)
+{
+	ms_err err;
+
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	w->mf = malloc(sizeof(*w->mf));
+	if (w->mf != NULL) {
+		ms_modfile_init(w->mf);
+	}
+	w->cms = malloc(CMS_MAX);
+	if (w->mf == NULL || w->cms == NULL) {
+		ms_cli_error("%s: %s", path, ms_err_str(MS_E_NOMEM));
+		return MS_E_NOMEM;
+	}
+	err = open_module(w->mf, path, job->opts->signed_policy);
+	if (err != MS_OK) {
+		return err;
+	}
+	return hash_module(w->mf, path, job->hash, w->digest, &w->digest_len);
+}
+
+ms_err
+ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *dest)
+{
+	return write_outputs(w->mf, job->opts, w->path, dest, w->cms, w->cms_len);
+}
+
+void
+ms_cli_module_clear(struct ms_module_work *w)
+{
+	if (w->mf != NULL) {
+		ms_modfile_clear(w->mf);
+		free(w->mf);
+	}
+	free(w->cms);
+	memset(w, 0, sizeof(*w));
+}
+
+ms_err
+ms_cli_sign_module(struct ms_job *job, const char *module, const char *dest)
+{
+	struct ms_module_work w;
+	ms_err err;
+
+	err = ms_cli_module_prepare(job, module, &w);
+	if (err == MS_OK) {
+		err = ms_cli_module_sign(job, 0, &w);
+	}
+	if (err == MS_OK) {
+		err = ms_cli_module_write(job, &w, dest);
+	}
+	ms_cli_module_clear(&w);
+	return err;
+}
+
+ms_err
+ms_cli_raw_sig(const struct ms_opts *o)
+{
+	struct ms_file_fail fail = { 0 };
+	struct ms_modfile mf;
+	uint8_t *sig = NULL;
+	size_t sig_len = 0;
+	ms_err err = MS_E_INTERNAL;
+
+	ms_modfile_init(&mf);
+	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &sig, &sig_len, &fail);
+	if (err != MS_OK) {
+		ms_cli_error("%s: %s: %s", o->raw_sig_path, fail.op != NULL ? fail.op : "read",
+			     fail.sys_errno != 0 ? strerror(fail.sys_errno) : ms_err_str(err));
+		goto out;
+	}
+	err = ms_cms_signed_data_check(sig, sig_len);
+	if (err != MS_OK) {
+		ms_cli_error("%s: not a DER PKCS#7 SignedData with detached content; nothing "
+			     "appended", o->raw_sig_path);
+		goto out;
+	}
+	err = open_module(&mf, o->module, o->signed_policy);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = write_outputs(&mf, o, o->module, o->dest, sig, sig_len);
+out:
+	ms_modfile_clear(&mf);
+	free(sig);
+	return err;
+}

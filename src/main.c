@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* modsign: sign Linux kernel modules with a PKCS#11 token or a PEM key. */
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+
+#include "cli.h"
+
+/* The module list comes first: a bad list costs no token login. */
+static int
+bulk(const struct ms_opts *opts, struct ms_job *job)
+{
+	struct ms_module_list list;
+	int rc = MS_EXIT_FAIL;
+
+	if (ms_cli_list_build(opts, &list) != MS_OK) {
+		goto out;
+	}
+	if (list.n == 0) {
+		ms_cli_error("no modules to sign");
+		goto out;
+	}
+	if (ms_cli_job_open(job, opts) != MS_OK) {
+		ms_cli_error("nothing signed: %zu modules left untouched", list.n);
+		ms_cli_job_close(job);
+		goto out;
+	}
+	rc = ms_cli_bulk_run(job, &list);
+	ms_cli_job_close(job);
+out:
+	ms_cli_list_free(&list);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rlimit no_core = { 0, 0 };
+	struct ms_opts opts;
+	struct ms_job job;
+	mode_t mask;
+	ms_err err;
+	int rc;
+
+	/* A core dump would carry the PIN and any key file we read. */
+	setrlimit(RLIMIT_CORE, &no_core);
+	/* A file size limit should fail the write (EFBIG), not kill the run. */
+	signal(SIGXFSZ, SIG_IGN);
+	rc = ms_cli_parse(argc, argv, &opts);
+	if (rc != MS_EXIT_OK) {
+		return rc < 0 ? MS_EXIT_OK : rc;
+	}
+	mask = umask(0);
+	umask(mask);
+	opts.p7s_mode = 0666u & ~(unsigned)mask;
+
+	if (opts.raw_sig) {
+		err = ms_cli_raw_sig(&opts);
+		return err == MS_OK ? MS_EXIT_OK : MS_EXIT_FAIL;
+	}
+	/* Keep the PIN out of swap while a token may still need it. */
+	mlock(&job.pin, sizeof(job.pin));
+	if (opts.bulk) {
+		rc = bulk(&opts, &job);
+		munlock(&job.pin, sizeof(job.pin));
+		return rc;
+	}
+	err = ms_cli_job_open(&job, &opts);
+	if (err == MS_OK) {
+		err = ms_cli_sign_module(&job, opts.module, opts.dest);
+	}
+	ms_cli_job_close(&job);
+	munlock(&job.pin, sizeof(job.pin));
+	return err == MS_OK ? MS_EXIT_OK : MS_EXIT_FAIL;
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A signer over a key on a PKCS#11 token: one C_Sign per module on the
+ * lane's session, and the key-certificate check from the token's public
+ * attributes (or, when it shows none, one test signature).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkcs11/p11.h"
+#include "signer.h"
+
+struct p11_signer {
+	struct ms_signer base;		/* first: the CLI holds a struct ms_signer * */
+	struct ms_p11 *p11;
+	struct ms_p11_pubkey pub;
+	char detail[256];
+};
+
+static ms_err
+p11_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
+	 size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	struct p11_signer *ps = (struct p11_signer *)base;
+
+	(void)alg;	/* the token signs the prepared bytes as they are */
+	return ms_p11_sign(ps->p11, lane, tbs, tbs_len, sig, cap, sig_len);
+}
+
+/* Sign a fixed digest and verify it with the certificate's key. */
+static ms_err
+match_by_test_signature(struct p11_signer *ps, const struct ms_cms_cert *cert)
+{
+	static const char probe[] = "modsign: key and certificate check";
+	struct ms_cms_digest *d = NULL;
+	uint8_t digest[MS_HASH_MAX_SIZE];
+	uint8_t tbs[128];
+	uint8_t sig[MS_SIG_MAX];
+	size_t digest_len = 0, tbs_len = 0, sig_len = 0;
+	ms_err err = MS_E_INTERNAL;
+
+	err = ms_cms_digest_new(MS_HASH_SHA256, &d);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_cms_digest_update(d, (const uint8_t *)probe, sizeof(probe) - 1);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_cms_digest_final(d, digest, sizeof(digest), &digest_len);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_cms_tbs_encode(ps->base.type, MS_HASH_SHA256, digest, digest_len, tbs,
+				sizeof(tbs), &tbs_len);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_p11_sign(ps->p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len);
+out:
+	ms_cms_digest_free(d);
+	return err;
+}
+
+static ms_err
+p11_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
+{
+	struct p11_signer *ps = (struct p11_signer *)base;
+	const struct ms_p11_pubkey *pub = &ps->pub;
+	enum ms_key_type cert_type = MS_KEY_RSA;
+
+	ms_cms_cert_key(cert, &cert_type, NULL, NULL);
+	if (cert_type != base->type) {
+		return MS_E_MISMATCH;
+	}
+	if (pub->has_rsa) {
+		return ms_cms_cert_match_rsa(cert, pub->modulus, pub->modulus_len, pub->exponent,
+					     pub->exponent_len);
+	}
+	if (pub->has_ec) {
+		return ms_cms_cert_match_ec(cert, pub->ec_params, pub->ec_params_len,
+					    pub->ec_point, pub->ec_point_len);
+	}
+	if (pub->has_spki) {
+		return ms_cms_cert_match_spki(cert, pub->spki, pub->spki_len);
+	}
+	return match_by_test_signature(ps, cert);
+}
+
+static void
+p11_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
+{
+	const struct p11_signer *ps = (const struct p11_signer *)base;
+	const struct ms_p11_fail *f = ms_p11_session_fail(ps->p11, lane);
+
+	if (f == NULL || f->call == NULL) {
+		snprintf(buf, cap, "token signature failed");
+		return;
+	}
+	snprintf(buf, cap, "%s: %s%s%s", f->call, ms_p11_rv_name(f->rv),
+		 f->detail[0] != '\0' ? ": " : "", f->detail);
+}
+
+static void
+p11_free(struct ms_signer *base)
+{
+	struct p11_signer *ps = (struct p11_signer *)base;
+
+	if (ps == NULL) {
+		return;
+	}
+	ms_p11_close(ps->p11);
+	free(ps);
+}
+
+static const struct ms_signer_ops p11_ops = {
+	.sign = p11_sign,
+	.match_cert = p11_match_cert,
+	.describe = p11_describe,
+	.free = p11_free,
+};
+
+ms_err
+ms_signer_p11_new(struct ms_p11 *p11, struct ms_signer **out)
+{
+	struct p11_signer *ps = NULL;
+	enum ms_p11_key_type kt = MS_P11_KEY_RSA;
+	ms_err err = MS_E_INTERNAL;
+
+	*out = NULL;
+	ps = calloc(1, sizeof(*ps));
+	if (ps == NULL) {
+		return MS_E_NOMEM;
+	}
+	ps->p11 = p11;
+	ps->base.ops = &p11_ops;
+	ps->base.lanes = 1;
+	err = ms_p11_key_find(p11, &kt);
+	if (err != MS_OK) {
+		goto out;
+	}
+	ps->base.type = kt == MS_P11_KEY_RSA ? MS_KEY_RSA : MS_KEY_EC;
+	err = ms_p11_key_public(p11, &ps->pub);
+	if (err != MS_OK) {
+		goto out;
+	}
+	*out = &ps->base;
+	ps = NULL;
+out:
+	if (ps != NULL) {
+		/* Keep the context for the caller's message: it closes it. */
+		free(ps);
+	}
+	return err;
+}
+
+ms_err
+ms_signer_p11_add_lanes(struct ms_signer *base, unsigned want)
+{
+	struct p11_signer *ps = (struct p11_signer *)base;
+	unsigned max = ms_p11_session_count_max(ps->p11, want);
+
+	while (base->lanes < max) {
+		unsigned index = 0;
+
+		/* A token short of sessions still signs, on fewer lanes. */
+		if (ms_p11_session_add(ps->p11, &index) != MS_OK) {
+			break;
+		}
+		if (index != base->lanes) {
+			return MS_E_INTERNAL;
+		}
+		base->lanes++;
+	}
+	return MS_OK;
+}

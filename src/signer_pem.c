@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A signer over a private key file, through mbedTLS: RSA PKCS#1 v1.5 over
+ * the DigestInfo cms built (as CKM_RSA_PKCS does), deterministic ECDSA
+ * (RFC 6979) giving r||s. Parses untrusted input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ecdsa.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/pkcs5.h>
+#include <mbedtls/rsa.h>
+
+#include "modfmt/modfmt.h"
+#include "signer.h"
+
+#define KEY_FILE_MAX (64 * 1024)
+#define SPKI_MAX 2600
+
+struct pem_lane {
+	mbedtls_pk_context pk;
+	mbedtls_ctr_drbg_context drbg;	/* RSA blinding, ECDSA blinding */
+	int last_ret;
+};
+
+struct pem_signer {
+	struct ms_signer base;		/* first: the CLI holds a struct ms_signer * */
+	mbedtls_entropy_context entropy;
+	struct pem_lane *lane;
+	unsigned n_lanes;
+	char path[1024];
+};
+
+static const char personalisation[] = "modsign pem signer";
+
+static mbedtls_md_type_t
+md_type(enum ms_hash_alg alg)
+{
+	switch (alg) {
+	case MS_HASH_SHA1:
+		return MBEDTLS_MD_SHA1;
+	case MS_HASH_SHA224:
+		return MBEDTLS_MD_SHA224;
+	case MS_HASH_SHA256:
+		return MBEDTLS_MD_SHA256;
+	case MS_HASH_SHA384:
+		return MBEDTLS_MD_SHA384;
+	case MS_HASH_SHA512:
+		return MBEDTLS_MD_SHA512;
+	case MS_HASH_SHA3_256:
+	case MS_HASH_SHA3_384:
+	case MS_HASH_SHA3_512:
+		break;
+	}
+	/* RFC 6979 only needs an HMAC hash; SHA-512 is a fine stand-in. */
+	return MBEDTLS_MD_SHA512;
+}
+
+static ms_err
+sign_rsa(struct pem_lane *l, const uint8_t *tbs, size_t tbs_len, uint8_t *sig, size_t cap,
+	 size_t *sig_len)
+{
+	mbedtls_rsa_context *rsa = mbedtls_pk_rsa(l->pk);
+	size_t n = mbedtls_rsa_get_len(rsa);
+
+	if (n > cap) {
+		return MS_E_NOSPACE;
+	}
+	if (tbs_len > n - 11 || tbs_len > 0xffffffffu) {
+		return MS_E_ARG;
+	}
+	/* MD_NONE: tbs is the whole DigestInfo, padded as CKM_RSA_PKCS pads. */
+	l->last_ret = mbedtls_rsa_rsassa_pkcs1_v15_sign(rsa, mbedtls_ctr_drbg_random, &l->drbg,
+							MBEDTLS_RSA_PRIVATE, MBEDTLS_MD_NONE,
+							(unsigned int)tbs_len, tbs, sig);
+	if (l->last_ret != 0) {
+		return MS_E_INTERNAL;
+	}
+	*sig_len = n;
+	return MS_OK;
+}
+
+static ms_err
+sign_ec(struct pem_lane *l, enum ms_hash_alg alg, const uint8_t *tbs, size_t tbs_len,
+	uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	mbedtls_ecp_keypair *ec = mbedtls_pk_ec(l->pk);
+	size_t half = (ec->grp.pbits + 7) / 8;
+	mbedtls_mpi r, s;
+	ms_err err = MS_E_INTERNAL;
+
+	mbedtls_mpi_init(&r);
+	mbedtls_mpi_init(&s);
+	if (2 * half > cap) {
+		err = MS_E_NOSPACE;
+		goto out;
+	}
+	l->last_ret = mbedtls_ecdsa_sign_det_ext(&ec->grp, &r, &s, &ec->d, tbs, tbs_len,
+						 md_type(alg), mbedtls_ctr_drbg_random, &l->drbg);
+	if (l->last_ret != 0) {
+		goto out;
+	}
+	l->last_ret = mbedtls_mpi_write_binary(&r, sig, half);
+	if (l->last_ret != 0) {
+		goto out;
+	}
+	l->last_ret = mbedtls_mpi_write_binary(&s, sig + half, half);
+	if (l->last_ret != 0) {
+		goto out;
+	}
+	*sig_len = 2 * half;
+	err = MS_OK;
+out:
+	mbedtls_mpi_free(&r);
+	mbedtls_mpi_free(&s);
+	return err;
+}
+
+static ms_err
+pem_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
+	 size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	struct pem_signer *ps = (struct pem_signer *)base;
+
+	if (lane >= ps->n_lanes) {
+		return MS_E_ARG;
+	}
+	if (base->type == MS_KEY_RSA) {
+		return sign_rsa(&ps->lane[lane], tbs, tbs_len, sig, cap, sig_len);
+	}
+	return sign_ec(&ps->lane[lane], alg, tbs, tbs_len, sig, cap, sig_len);
+}
+
+static ms_err
+pem_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
+{
+	struct pem_signer *ps = (struct pem_signer *)base;
+	uint8_t *spki = NULL;
+	int n;
+	ms_err err = MS_E_INTERNAL;
+
+	spki = malloc(SPKI_MAX);
+	if (spki == NULL) {
+		return MS_E_NOMEM;
+	}
+	/* mbedTLS writes DER backwards from the end of the buffer. */
+	n = mbedtls_pk_write_pubkey_der(&ps->lane[0].pk, spki, SPKI_MAX);
+	if (n <= 0) {
+		ps->lane[0].last_ret = n;
+		goto out;
+	}
+	err = ms_cms_cert_match_spki(cert, spki + SPKI_MAX - (size_t)n, (size_t)n);
+out:
+	free(spki);
+	return err;
+}
+
+static void
+pem_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
+{
+	const struct pem_signer *ps = (const struct pem_signer *)base;
+	char text[160];
+	int ret = lane < ps->n_lanes ? ps->lane[lane].last_ret : 0;
+
+	mbedtls_strerror(ret, text, sizeof(text));
+	snprintf(buf, cap, "%s: mbedTLS: %s", ps->path, text);
+}
+
+static void
+pem_free(struct ms_signer *base)
+{
+	struct pem_signer *ps = (struct pem_signer *)base;
+
+	if (ps == NULL) {
+		return;
+	}
+	for (unsigned i = 0; i < ps->n_lanes; i++) {
+		/* mbedtls_pk_free zeroises the key material. */
+		mbedtls_pk_free(&ps->lane[i].pk);
+		mbedtls_ctr_drbg_free(&ps->lane[i].drbg);
+	}
+	free(ps->lane);
+	mbedtls_entropy_free(&ps->entropy);
+	free(ps);
+}
+
+static const struct ms_signer_ops pem_ops = {
+	.sign = pem_sign,
+	.match_cert = pem_match_cert,
+	.describe = pem_describe,
+	.free = pem_free,
+};
+
+static void
+say(char *why, size_t cap, const char *path, const char *what, int ret)
+{
+	char text[160] = "";
+
+	if (ret != 0) {
+		mbedtls_strerror(ret, text, sizeof(text));
+	}
+	snprintf(why, cap, "%s: %s%s%s", path, what, ret != 0 ? ": " : "", text);
+}
+
+/* Parse @buf (NUL-terminated, @len without the NUL) into @pk. */
+static ms_err
+parse_key(mbedtls_pk_context *pk, const uint8_t *buf, size_t len, const struct ms_pin *pass,
+	  const char *path, char *why, size_t why_cap)
+{
+	const unsigned char *pw = NULL;
+	size_t pw_len = 0;
+	int ret;
+
+	if (pass != NULL && pass->is_set) {
+		pw = (const unsigned char *)pass->buf;
+		pw_len = pass->len;
+	}
+	/* A PEM parse wants the terminating NUL counted in the length. */
+	if (len >= 10 && memcmp(buf, "-----BEGIN", 10) == 0) {
+		len++;
+	}
+	ret = mbedtls_pk_parse_key(pk, buf, len, pw, pw_len);
+	if (ret == MBEDTLS_ERR_PK_PASSWORD_REQUIRED) {
+		say(why, why_cap, path, "key is encrypted and no passphrase was given", 0);
+		return MS_E_PIN;
+	}
+	if (ret == MBEDTLS_ERR_PK_PASSWORD_MISMATCH) {
+		say(why, why_cap, path, "wrong passphrase for the key", 0);
+		return MS_E_PIN;
+	}
+	if (ret == MBEDTLS_ERR_PKCS5_FEATURE_UNAVAILABLE) {
+		say(why, why_cap, path, "cannot parse private key (mbedTLS 2.28 decrypts PKCS#8 "
+		    "only with DES; re-encrypt with `openssl rsa -traditional -aes256`)", ret);
+		return MS_E_UNSUPPORTED;
+	}
+	if (ret != 0) {
+		say(why, why_cap, path, "cannot parse private key", ret);
+		return MS_E_MALFORMED;
+	}
+	if (!mbedtls_pk_can_do(pk, MBEDTLS_PK_RSA) && !mbedtls_pk_can_do(pk, MBEDTLS_PK_ECKEY)) {
+		say(why, why_cap, path, "key is neither RSA nor EC", 0);
+		return MS_E_UNSUPPORTED;
+	}
+	return MS_OK;
+}
+
+static ms_err
+read_key_file(const char *path, uint8_t **buf, size_t *len, char *why, size_t why_cap)
+{
+	struct ms_file_fail fail = { 0 };
+	ms_err err = ms_file_read_small(path, KEY_FILE_MAX, buf, len, &fail);
+
+	if (err != MS_OK) {
+		snprintf(why, why_cap, "%s: %s: %s", path, fail.op ? fail.op : "read",
+			 fail.sys_errno ? strerror(fail.sys_errno) : ms_err_str(err));
+	}
+	return err;
+}
+
+ms_err
+ms_signer_pem_is_encrypted(const char *path, int *is_encrypted, char *why, size_t why_cap)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	mbedtls_pk_context pk;
+	ms_err err;
+
+	mbedtls_pk_init(&pk);
+	err = read_key_file(path, &buf, &len, why, why_cap);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = parse_key(&pk, buf, len, NULL, path, why, why_cap);
+	*is_encrypted = err == MS_E_PIN;
+	if (err == MS_E_PIN) {
+		err = MS_OK;
+	}
+out:
+	mbedtls_pk_free(&pk);
+	if (buf != NULL) {
+		ms_wipe(buf, len);
+		free(buf);
+	}
+	return err;
+}
+
+ms_err
+ms_signer_pem_open(const char *path, const struct ms_pin *pass, unsigned lanes,
+		   struct ms_signer **out, char *why, size_t why_cap)
+{
+	struct pem_signer *ps = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	ms_err err = MS_E_INTERNAL;
+	int ret;
+
+	*out = NULL;
+	if (lanes == 0) {
+		return MS_E_ARG;
+	}
+	err = read_key_file(path, &buf, &len, why, why_cap);
+	if (err != MS_OK) {
+		goto out;
+	}
+	ps = calloc(1, sizeof(*ps));
+	if (ps == NULL) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	mbedtls_entropy_init(&ps->entropy);
+	ps->lane = calloc(lanes, sizeof(*ps->lane));
+	if (ps->lane == NULL) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	ps->base.ops = &pem_ops;
+	snprintf(ps->path, sizeof(ps->path), "%s", path);
+	for (unsigned i = 0; i < lanes; i++) {
+		mbedtls_pk_init(&ps->lane[i].pk);
+		mbedtls_ctr_drbg_init(&ps->lane[i].drbg);
+		ps->n_lanes = i + 1;
+		err = parse_key(&ps->lane[i].pk, buf, len, pass, path, why, why_cap);
+		if (err != MS_OK) {
+			goto out;
+		}
+		ret = mbedtls_ctr_drbg_seed(&ps->lane[i].drbg, mbedtls_entropy_func, &ps->entropy,
+					    (const unsigned char *)personalisation,
+					    sizeof(personalisation) - 1);
+		if (ret != 0) {
+			say(why, why_cap, path, "cannot seed the random generator", ret);
+			err = MS_E_INTERNAL;
+			goto out;
+		}
+	}
+	ps->base.type = mbedtls_pk_can_do(&ps->lane[0].pk, MBEDTLS_PK_RSA) ? MS_KEY_RSA : MS_KEY_EC;
+	ps->base.lanes = lanes;
+	*out = &ps->base;
+	ps = NULL;
+	err = MS_OK;
+out:
+	pem_free(ps == NULL ? NULL : &ps->base);
+	if (buf != NULL) {
+		ms_wipe(buf, len);
+		free(buf);
+	}
+	return err;
+}
+
+void
+ms_signer_free(struct ms_signer *s)
+{
+	if (s != NULL) {
+		s->ops->free(s);
+	}
+}
