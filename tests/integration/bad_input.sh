@@ -1,0 +1,144 @@
+#!/bin/bash
+# Every bad input gets a clear error naming the file or the token call, exit
+# status 1 (2 for usage), the module untouched, and never the PIN in output.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+"$TOP/tests/lib/mkmodule.sh" "$T/src" 1 >/dev/null
+mod=$T/src/mod000.ko
+cp "$mod" "$T/m.ko"
+cert=$DATA/rsa2048.x509.der
+uri=$(key_uri rsa2048)
+SPY=/usr/lib/x86_64-linux-gnu/pkcs11-spy.so
+
+untouched() {
+	if same "$mod" "$T/m.ko"; then
+		t_pass "$1: module untouched"
+	else
+		t_fail "$1: module untouched"
+		cp "$mod" "$T/m.ko"
+	fi
+}
+
+# Wrong PIN: one C_Login (counted through OpenSC's pkcs11-spy), the CKR_ name,
+# no PIN in the output.
+export PKCS11SPY=$SOFTHSM PKCS11SPY_OUTPUT=$T/spy.log
+KBUILD_SIGN_PIN=98765 run_ms sha256 \
+	"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$SPY" "$cert" "$T/m.ko"
+expect_fail "wrong PIN" 1 "C_Login.*CKR_PIN_INCORRECT"
+untouched "wrong PIN"
+logins=$(grep -c "^[0-9]*: C_Login" "$T/spy.log" 2>/dev/null || echo 0)
+if [ "$logins" -eq 1 ]; then
+	t_pass "wrong PIN: exactly one C_Login"
+else
+	t_fail "wrong PIN: exactly one C_Login" "saw $logins"
+fi
+if grep -q 98765 "$T/out"; then
+	t_fail "wrong PIN: PIN not in the output"
+else
+	t_pass "wrong PIN: PIN not in the output"
+fi
+unset PKCS11SPY PKCS11SPY_OUTPUT
+
+# No PIN source and no terminal.
+run_ms sha256 "$uri" "$cert" "$T/m.ko" </dev/null
+expect_fail "no PIN source" 1 "needs a PIN"
+untouched "no PIN source"
+
+export KBUILD_SIGN_PIN=$PIN
+run_ms sha256 "pkcs11:token=modsign-test;object=nosuchkey;type=private?module-path=$SOFTHSM" "$cert" "$T/m.ko"
+expect_fail "unknown key label" 1 "nosuchkey\|not found\|no private key"
+untouched "unknown key label"
+
+run_ms sha256 "pkcs11:token=nosuchtoken;object=rsa2048?module-path=$SOFTHSM" "$cert" "$T/m.ko"
+expect_fail "unknown token" 1 "nosuchtoken\|no token"
+
+softhsm2-util --import "$DATA/rsa2048.key.pem" --token modsign-test --label dup --id 0a --pin $PIN >/dev/null
+softhsm2-util --import "$DATA/rsa2048.key.pem" --token modsign-test --label dup --id 0b --pin $PIN >/dev/null
+run_ms sha256 "pkcs11:token=modsign-test;object=dup;type=private?module-path=$SOFTHSM" "$cert" "$T/m.ko"
+expect_fail "two matching keys are listed" 1 'object="dup" id=0a'
+grep -q 'object="dup" id=0b' "$T/out" && t_pass "two matching keys: both listed" ||
+	t_fail "two matching keys: both listed" "$(cat "$T/out")"
+untouched "two matching keys"
+
+softhsm2-util --init-token --free --label modsign-test --so-pin 5678 --pin $PIN >/dev/null
+run_ms sha256 "pkcs11:token=modsign-test;object=rsa2048?module-path=$SOFTHSM" "$cert" "$T/m.ko"
+expect_fail "two matching tokens" 1 "modsign-test"
+untouched "two matching tokens"
+# From here on, name the first token by serial? Simpler: a fresh token dir.
+rm -rf "$T/hsm" && t_token
+
+run_ms sha256 "$uri" "$cert" "$T/missing.ko"
+expect_fail "missing module" 1 "missing.ko.*No such file"
+mkdir "$T/dir.ko"
+run_ms sha256 "$uri" "$cert" "$T/dir.ko"
+expect_fail "module is a directory" 1 "dir.ko: is a directory"
+if ls -A "$T" | grep -q "signed\|\.tmp"; then
+	t_fail "directory module: nothing left behind" "$(ls -A "$T")"
+else
+	t_pass "directory module: nothing left behind"
+fi
+ln -s m.ko "$T/link.ko"
+run_ms sha256 "$uri" "$cert" "$T/link.ko"
+expect_fail "module is a symlink" 1 "link.ko: is a symbolic link"
+untouched "symlink module"
+
+run_ms sha256 "$uri" "$T/nocert.der" "$T/m.ko"
+expect_fail "missing certificate" 1 "nocert.der.*No such file"
+head -c 700 /dev/urandom > "$T/garbage"
+run_ms sha256 "$uri" "$T/garbage" "$T/m.ko"
+expect_fail "garbage certificate" 1 "garbage: not a DER or PEM X.509 certificate"
+untouched "garbage certificate"
+run_ms sha256 "$uri" "$DATA/other-rsa2048.x509.der" "$T/m.ko"
+expect_fail "certificate of another key (token)" 1 "is not the key of certificate"
+untouched "certificate of another key (token)"
+run_ms sha256 "$DATA/rsa2048.key.pem" "$DATA/other-rsa2048.x509.der" "$T/m.ko"
+expect_fail "certificate of another key (PEM)" 1 "is not the key of certificate"
+run_ms sha256 "$(key_uri ec256)" "$cert" "$T/m.ko"
+expect_fail "EC key with an RSA certificate" 1 "is not the key of certificate"
+untouched "certificate of another key"
+
+run_ms md5 "$uri" "$cert" "$T/m.ko"
+expect_fail "md5 refused" 1 "hash md5: not a hash the kernel verifies"
+run_ms whirlpool "$uri" "$cert" "$T/m.ko"
+expect_fail "unknown hash" 1 "hash whirlpool"
+run_ms sha3-256 "$uri" "$cert" "$T/m.ko"
+expect_fail "sha3-256 without SHA-3 in mbedTLS" 1 "SHA-3 needs mbedTLS 3.5"
+untouched "bad hash"
+
+run_ms sha256 "$T/garbage" "$cert" "$T/m.ko"
+expect_fail "garbage key file" 1 "garbage: cannot parse private key"
+printf -- '-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----\n' > "$T/bad.pem"
+run_ms sha256 "$T/bad.pem" "$cert" "$T/m.ko"
+expect_fail "garbage PEM key" 1 "bad.pem: cannot parse private key"
+untouched "garbage key"
+
+run_ms sha256 "$uri" "$cert" "$T/m.ko" "$T/no/such/dir/out.ko"
+expect_fail "dest in a missing directory" 1 "No such file"
+untouched "dest in a missing directory"
+
+run_ms -k sha256 "$DATA/rsa2048.key.pem" "$DATA/rsa2048-noskid.x509.der" "$T/m.ko"
+expect_fail "-k without subjectKeyIdentifier" 1 "has no subjectKeyIdentifier"
+untouched "-k without SKID"
+
+run_ms -s "$T/garbage" sha256 "$cert" "$T/m.ko"
+expect_fail "-s with a file that is not DER PKCS#7" 1 "garbage: not a DER PKCS#7 SignedData"
+run_ms -s "$T/nosig.p7s" sha256 "$cert" "$T/m.ko"
+expect_fail "-s with a missing file" 1 "nosig.p7s.*No such file"
+untouched "-s with bad input"
+if ls -A "$T" | grep -q "signed~\|\.tmp"; then
+	t_fail "-s failures: nothing left behind" "$(ls -A "$T")"
+else
+	t_pass "-s failures: nothing left behind"
+fi
+
+# Usage errors exit 2.
+run_ms
+expect_fail "no arguments" 2 "Usage"
+run_ms sha256 "$uri" "$cert"
+expect_fail "three arguments" 2 "Usage"
+run_ms -x sha256 "$uri" "$cert" "$T/m.ko"
+expect_fail "unknown option" 2 "Usage"
+t_check "--help exits 0" "$MODSIGN" --help
+t_check "--version exits 0" "$MODSIGN" --version
+t_done

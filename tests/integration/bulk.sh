@@ -1,0 +1,116 @@
+#!/bin/bash
+# Bulk mode: one key load and one token login for many modules; every module
+# equals sign-file's result for it; module lists from the command line,
+# --files-from (newline and NUL) and -r; per-module failures reported while
+# the others are signed; a wrong PIN stops the run before any module is
+# touched.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+export KBUILD_SIGN_PIN=$PIN
+"$TOP/tests/lib/mkmodule.sh" "$T/src" 24 4 >/dev/null
+key=$DATA/rsa2048.key.pem
+cert=$DATA/rsa2048.x509.der
+uri=$(key_uri rsa2048)
+
+mkdir "$T/ref"
+for m in "$T"/src/*.ko; do
+	cp "$m" "$T/ref/"
+	"$SIGNFILE" sha256 "$key" "$cert" "$T/ref/$(basename "$m")"
+done
+
+fresh() {
+	rm -rf "$T/w" && mkdir -p "$T/w/sub/deeper" && cp "$T"/src/*.ko "$T/w/"
+	mv "$T"/w/mod01*.ko "$T/w/sub/" && mv "$T"/w/mod02*.ko "$T/w/sub/deeper/"
+}
+
+# all_equal: every module in $T/w equals sign-file's result.
+all_equal() {
+	bad=""
+	for m in $(find "$T/w" -type f -name '*.ko'); do
+		same "$T/ref/$(basename "$m")" "$m" || bad="$bad $(basename "$m")"
+	done
+	[ -z "$bad" ] || { echo "differ:$bad"; return 1; }
+}
+
+check_bulk() {
+	name=$1
+	shift
+	if "$@" >"$T/out" 2>&1 && all_equal >>"$T/out"; then
+		t_pass "$name"
+	else
+		t_fail "$name" "$(tail -n 20 "$T/out")"
+	fi
+}
+
+fresh
+check_bulk "-b token, modules on the command line" \
+	"$MODSIGN" -b sha256 "$uri" "$cert" $(find "$T/w" -name '*.ko')
+grep -q "24 signed, 0 failed, 0 not signed, of 24" "$T/out" &&
+	t_pass "summary counts" || t_fail "summary counts" "$(cat "$T/out")"
+
+fresh
+check_bulk "-r DIR, token, -j 1" "$MODSIGN" -j 1 -r "$T/w" sha256 "$uri" "$cert"
+fresh
+check_bulk "-r DIR, token, -j 2" "$MODSIGN" -j 2 -r "$T/w" sha256 "$uri" "$cert"
+fresh
+check_bulk "-r DIR, PEM key, -j 2" "$MODSIGN" -j 2 -r "$T/w" sha256 "$key" "$cert"
+fresh
+find "$T/w" -name '*.ko' > "$T/list"
+check_bulk "--files-from, newline-separated" "$MODSIGN" --files-from "$T/list" sha256 "$uri" "$cert"
+fresh
+find "$T/w" -name '*.ko' -print0 > "$T/list0"
+check_bulk "--files-from -0 from stdin" sh -c "\"$MODSIGN\" -0 --files-from - sha256 \"$uri\" \"$cert\" < \"$T/list0\""
+
+# -r skips symlinks and non-.ko files.
+fresh
+ln -s ../ref/mod000.ko "$T/w/link.ko"
+echo text > "$T/w/readme.txt"
+check_bulk "-r ignores symlinks and other files" "$MODSIGN" -q -r "$T/w" sha256 "$uri" "$cert"
+[ "$(cat "$T/w/readme.txt")" = text ] && t_pass "-r: other files untouched" || t_fail "-r: other files untouched"
+
+# A missing module in the middle is reported; the others are signed; exit 1.
+fresh
+find "$T/w" -name '*.ko' | sort > "$T/list"
+sed -i '5i\'"$T"'/w/missing.ko' "$T/list"
+run_ms --files-from "$T/list" sha256 "$uri" "$cert"
+expect_fail "missing module in the list" 1 "missing.ko.*No such file"
+all_equal >/dev/null && t_pass "missing module: all others signed" ||
+	t_fail "missing module: all others signed" "$(cat "$T/out")"
+grep -q "24 signed, 1 failed, 0 not signed, of 25" "$T/out" &&
+	t_pass "missing module: summary" || t_fail "missing module: summary" "$(cat "$T/out")"
+
+# A wrong PIN stops the run before any module is touched.
+fresh
+KBUILD_SIGN_PIN=0000 run_ms -r "$T/w" sha256 "$uri" "$cert"
+expect_fail "wrong PIN in bulk mode" 1 "CKR_PIN_INCORRECT"
+untouched=0
+for m in $(find "$T/w" -name '*.ko'); do
+	same "$T/src/$(basename "$m")" "$m" && untouched=$((untouched + 1))
+done
+[ "$untouched" -eq 24 ] && t_pass "wrong PIN: all 24 modules untouched" ||
+	t_fail "wrong PIN: all 24 modules untouched" "only $untouched"
+
+# Already signed modules in bulk: refused one by one, the rest signed.
+fresh
+cp "$T/ref/mod003.ko" "$T/w/mod003.ko"
+run_ms -r "$T/w" sha256 "$uri" "$cert"
+expect_fail "already signed module in bulk" 1 "mod003.ko: already ends with a module signature"
+all_equal >/dev/null && t_pass "already signed: others signed, it untouched" ||
+	t_fail "already signed: others signed, it untouched"
+
+# EC in bulk: each verifies.
+fresh
+run_ms -j 2 -r "$T/w" sha384 "$(key_uri ec384)" "$DATA/ec384.x509.der"
+ok=0
+for m in $(find "$T/w" -name '*.ko'); do
+	openssl_verify "$m" "$T/src/$(basename "$m")" "$DATA/ec384.x509.der" && ok=$((ok + 1))
+done
+[ "$rc" -eq 0 ] && [ "$ok" -eq 24 ] && t_pass "EC bulk: 24 modules verify" ||
+	t_fail "EC bulk: 24 modules verify" "verified $ok, status $rc" "$(cat "$T/out")"
+
+run_ms -b sha256 "$uri" "$cert"
+expect_fail "bulk with no modules" 1 "no modules to sign"
+run_ms -b -s "$T/x" sha256 "$cert" "$T/w/mod000.ko"
+expect_fail "-s with -b is a usage error" 2 "does not combine"
+t_done

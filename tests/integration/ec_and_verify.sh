@@ -1,0 +1,53 @@
+#!/bin/bash
+# EC signatures (randomised on the token, deterministic with a PEM key) and
+# every RSA form checked independently by `openssl cms -verify`: accepted over
+# the unsigned module, rejected after one changed byte.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+export KBUILD_SIGN_PIN=$PIN
+"$TOP/tests/lib/mkmodule.sh" "$T/src" 1 >/dev/null
+mod=$T/src/mod000.ko
+printf '\001' > "$T/one"
+
+# check NAME HASH KEYSPEC CERT [FLAGS]
+check_verify() {
+	name=$1
+	rm -f "$T/m.ko" && cp "$mod" "$T/m.ko"
+	if ! "$MODSIGN" $5 "$2" "$3" "$4" "$T/m.ko" >"$T/out" 2>&1; then
+		t_fail "$name: signs" "$(cat "$T/out")"
+		return
+	fi
+	if openssl_verify "$T/m.ko" "$mod" "$4"; then
+		t_pass "$name: openssl cms -verify accepts"
+	else
+		t_fail "$name: openssl cms -verify accepts" "$(cat "$T/.verify")"
+	fi
+	cp "$mod" "$T/tampered" && dd if="$T/one" of="$T/tampered" bs=1 seek=100 conv=notrunc 2>/dev/null
+	if openssl_verify "$T/m.ko" "$T/tampered" "$4"; then
+		t_fail "$name: one changed byte is rejected"
+	else
+		t_pass "$name: one changed byte is rejected"
+	fi
+}
+
+for key in ec256 ec384 ec521; do
+	for hash in sha256 sha384 sha512; do
+		check_verify "token $key $hash" "$hash" "$(key_uri $key)" "$DATA/$key.x509.der"
+		check_verify "pem $key $hash" "$hash" "$DATA/$key.key.pem" "$DATA/$key.x509.der"
+	done
+	check_verify "token $key sha256 -k" sha256 "$(key_uri $key)" "$DATA/$key.x509.der" -k
+done
+check_verify "token rsa4096 sha512 -k" sha512 "$(key_uri rsa4096)" "$DATA/rsa4096.x509.der" -k
+
+# ECDSA with a PEM key is deterministic (RFC 6979): the same module twice
+# gives the same bytes.
+cp "$mod" "$T/a.ko" && cp "$mod" "$T/b.ko"
+"$MODSIGN" sha256 "$DATA/ec256.key.pem" "$DATA/ec256.x509.der" "$T/a.ko" &&
+"$MODSIGN" sha256 "$DATA/ec256.key.pem" "$DATA/ec256.x509.der" "$T/b.ko"
+if same "$T/a.ko" "$T/b.ko"; then
+	t_pass "pem ECDSA is deterministic"
+else
+	t_fail "pem ECDSA is deterministic"
+fi
+t_done

@@ -1,0 +1,78 @@
+#!/bin/bash
+# What modsign writes and how: -s, already signed modules, encrypted keys,
+# file modes, symlinked destinations, no temporary files left.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+"$TOP/tests/lib/mkmodule.sh" "$T/src" 1 >/dev/null
+mod=$T/src/mod000.ko
+key=$DATA/rsa2048.key.pem
+cert=$DATA/rsa2048.x509.der
+
+# -s appends a detached signature made elsewhere, exactly as sign-file -s.
+mkdir "$T/a" "$T/b"
+cp "$mod" "$T/a/m.ko" && cp "$mod" "$T/b/m.ko"
+"$SIGNFILE" -d sha256 "$key" "$cert" "$T/a/m.ko"
+"$SIGNFILE" -s "$T/a/m.ko.p7s" sha256 "$cert" "$T/a/m.ko"
+t_check "-s appends a detached signature" "$MODSIGN" -s "$T/a/m.ko.p7s" sha256 "$cert" "$T/b/m.ko"
+t_check "-s result equals sign-file -s" same "$T/a/m.ko" "$T/b/m.ko"
+
+# Already signed: refused by default, module untouched; --append does what
+# sign-file does (a second signature around the first).
+cp "$T/a/m.ko" "$T/signed.ko"
+run_ms sha256 "$key" "$cert" "$T/signed.ko"
+expect_fail "already signed module refused" 1 "already ends with a module signature"
+t_check "already signed module untouched" same "$T/a/m.ko" "$T/signed.ko"
+cp "$T/a/m.ko" "$T/twice-ref.ko"
+"$SIGNFILE" sha256 "$key" "$cert" "$T/twice-ref.ko"
+t_check "--append signs around the old signature" "$MODSIGN" --append sha256 "$key" "$cert" "$T/signed.ko"
+t_check "--append equals sign-file run twice" same "$T/twice-ref.ko" "$T/signed.ko"
+
+# Encrypted PEM key, passphrase in KBUILD_SIGN_PIN as sign-file takes it.
+cp "$mod" "$T/enc.ko" && cp "$mod" "$T/enc-ref.ko"
+"$SIGNFILE" sha256 "$key" "$cert" "$T/enc-ref.ko"
+KBUILD_SIGN_PIN=test-passphrase run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko"
+if [ "$rc" -eq 0 ] && same "$T/enc.ko" "$T/enc-ref.ko"; then
+	t_pass "encrypted PEM key with KBUILD_SIGN_PIN"
+else
+	t_fail "encrypted PEM key with KBUILD_SIGN_PIN" "$(cat "$T/out")"
+fi
+cp "$mod" "$T/enc.ko"
+KBUILD_SIGN_PIN=wrong-passphrase run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko"
+expect_fail "encrypted PEM key, wrong passphrase" 1 "wrong passphrase"
+run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko" </dev/null
+expect_fail "encrypted PEM key, no passphrase" 1 "KBUILD_SIGN_PIN"
+t_check "encrypted key failures: module untouched" same "$mod" "$T/enc.ko"
+
+# The module's mode is kept (sign-file turns 0600 into 0644 by umask).
+for m in 600 640 755; do
+	cp "$mod" "$T/mode.ko" && chmod $m "$T/mode.ko"
+	"$MODSIGN" sha256 "$key" "$cert" "$T/mode.ko" >"$T/out" 2>&1
+	got=$(stat -c %a "$T/mode.ko")
+	if [ "$got" = "$m" ]; then
+		t_pass "mode $m kept"
+	else
+		t_fail "mode $m kept" "got $got" "$(cat "$T/out")"
+	fi
+done
+
+# A dest that is a symlink is refused; its target stays as it was.
+cp "$mod" "$T/m.ko"
+echo "precious" > "$T/target"
+ln -s target "$T/dest-link.ko"
+run_ms sha256 "$key" "$cert" "$T/m.ko" "$T/dest-link.ko"
+expect_fail "dest that is a symlink refused" 1 "dest-link.ko"
+t_check "symlinked dest: target untouched" grep -qx precious "$T/target"
+t_check "symlinked dest: module untouched" same "$mod" "$T/m.ko"
+
+# dest equal to the module means in place, as in sign-file.
+cp "$mod" "$T/same.ko" && cp "$mod" "$T/same-ref.ko"
+"$SIGNFILE" sha256 "$key" "$cert" "$T/same-ref.ko"
+t_check "dest equal to module signs in place" "$MODSIGN" sha256 "$key" "$cert" "$T/same.ko" "$T/same.ko"
+t_check "dest equal to module: same bytes as sign-file" same "$T/same-ref.ko" "$T/same.ko"
+
+if find "$T" -name '*.tmp' -o -name '*~signed~' | grep -q .; then
+	t_fail "no temporary file left" "$(find "$T" -name '*.tmp' -o -name '*~signed~')"
+else
+	t_pass "no temporary file left"
+fi
+t_done
