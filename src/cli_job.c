@@ -149,7 +149,7 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 	}
 	p11 = NULL;	/* owned by the signer now */
 	if (o->bulk) {
-		err = ms_signer_p11_add_lanes(job->signer, o->jobs != 0 ? o->jobs : ms_cli_cpu_count());
+		err = ms_signer_p11_add_lanes(job->signer, o->jobs);
 	}
 out:
 	ms_p11_close(p11);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pkcs11/p11.h"
+#include "cli.h"
 #include "signer.h"
 
 struct p11_signer {
@@ -163,7 +164,13 @@ ms_err
 ms_signer_p11_add_lanes(struct ms_signer *base, unsigned want)
 {
 	struct p11_signer *ps = (struct p11_signer *)base;
-	unsigned max = ms_p11_session_count_max(ps->p11, want);
+	unsigned max;
+
+	/* Default: a token in a hardware slot gets one signer, others one per core. */
+	if (want == 0) {
+		want = ms_p11_token_is_hardware(ps->p11) ? 1 : ms_cli_cpu_count();
+	}
+	max = ms_p11_session_count_max(ps->p11, want);
 
 	while (base->lanes < max) {
 		unsigned index = 0;

@@ -138,6 +138,13 @@ ms_err ms_p11_cert_find(struct ms_p11 *p11, uint8_t **der_out, size_t *der_len) 
 unsigned ms_p11_session_count_max(const struct ms_p11 *p11, unsigned want);
 
 /**
+ * ms_p11_token_is_hardware() - whether the token sits in a hardware slot
+ * (CKF_HW_SLOT): smart cards and USB HSMs, which usually serialise
+ * operations, so parallel sessions gain nothing.
+ */
+bool ms_p11_token_is_hardware(const struct ms_p11 *p11);
+
+/**
  * ms_p11_session_add() - open one more session on the logged-in token for a
  * parallel signer; its index (1, 2, ...) is returned in *@index. Session 0
  * is the one ms_p11_open() opened. Not thread-safe: call before the signers

@@ -65,3 +65,18 @@ ms_p11_session_add(struct ms_p11 *p11, unsigned *index)
 	p11->n_sess++;
 	return MS_OK;
 }
+
+bool
+ms_p11_token_is_hardware(const struct ms_p11 *p11)
+{
+	CK_SLOT_INFO info;
+
+	if (p11 == NULL || !p11->has_token) {
+		return false;
+	}
+	memset(&info, 0, sizeof(info));
+	if (p11->fl->C_GetSlotInfo(p11->slot, &info) != CKR_OK) {
+		return true;	/* unknown: assume the cautious answer */
+	}
+	return (info.flags & CKF_HW_SLOT) != 0;
+}
