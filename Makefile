@@ -41,7 +41,7 @@ TST := build/san
 REL_OBJ  := $(patsubst %.c,$(REL)/%.o,$(LIB_SRC) $(CLI_SRC) src/main.c)
 TST_OBJ  := $(patsubst %.c,$(TST)/%.o,$(LIB_SRC) $(CLI_SRC))
 
-.PHONY: all check unit install uninstall clean demo deps
+.PHONY: all check unit install uninstall clean demo bench kernel-check
 all: modsign
 
 modsign: $(REL_OBJ)
@@ -65,11 +65,27 @@ $(TST)/unit: $(TST_OBJ) $(patsubst %.c,$(TST)/%.o,$(UNIT_SRC))
 unit: $(TST)/unit
 	$(TST)/unit
 
-check: $(TST)/modsign $(TST)/unit modsign
+check: $(TST)/modsign $(TST)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so)
 	tests/run.sh
 
 demo: modsign
 	tests/demo.sh
+
+# A PKCS#11 module for tests and benchmarks that forwards to SoftHSM2 and
+# adds latency, serialisation or faults (tests/slowtoken/README.md).
+SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))
+build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h)
+	@mkdir -p build
+	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
+		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -lpthread
+
+# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md.
+bench: modsign build/slowtoken.so
+	bench/run.sh
+
+# Boots a kernel that enforces module signatures and loads what modsign signed.
+kernel-check: modsign build/san/modsign
+	tests/kernel/run.sh
 
 install: modsign
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
