@@ -33,6 +33,7 @@ LIBS    = $(P11_LIBS) $(MBED_LIBS) -lpthread
 LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c))
 CLI_SRC  := $(sort $(filter-out src/main.c,$(wildcard src/*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))
 HDRS     := $(wildcard src/*.h src/*/*.h tests/unit/*.h)
 
 REL := build/rel
@@ -73,7 +74,6 @@ demo: modsign
 
 # A PKCS#11 module for tests and benchmarks that forwards to SoftHSM2 and
 # adds latency, serialisation or faults (tests/slowtoken/README.md).
-SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))
 build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h)
 	@mkdir -p build
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
