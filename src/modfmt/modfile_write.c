@@ -89,15 +89,14 @@ copy_bounce(struct ms_modfile *mf, struct ms_atomic *a, const char *target, uint
 }
 
 /*
- * Exactly st_size bytes from offset 0 of the open module (not its path),
+ * Exactly @size bytes from offset 0 of the open module (not its path),
  * the bytes it had at open if it did not change. copy_file_range() lets
  * the file system share or copy blocks in the kernel; EXDEV, ENOSYS,
  * EINVAL and EOPNOTSUPP mean it cannot here, so we fall back.
  */
 static ms_err
-copy_module(struct ms_modfile *mf, struct ms_atomic *a, const char *target)
+copy_module(struct ms_modfile *mf, struct ms_atomic *a, const char *target, uint64_t size)
 {
-	uint64_t size = (uint64_t)mf->st.st_size;	/* <= MS_MOD_SIZE_MAX (open) */
 	uint64_t pos = 0;
 	bool use_cfr = true;
 	ms_err err = MS_E_INTERNAL;
@@ -184,28 +183,24 @@ take_atomic_fail(struct ms_modfile *mf, const struct ms_atomic *a, const char *t
 }
 
 ms_err
-ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *cms,
-			size_t cms_len, enum ms_write_mode mode)
+ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_len,
+		       const struct ms_span *tail, size_t n_tail)
 {
 	ms_err err = MS_E_INTERNAL;
 	struct ms_atomic a = MS_ATOMIC_INIT;
-	uint8_t trailer[MS_MOD_TRAILER_LEN];
-	size_t trailer_len = 0;
 	const char *target = NULL;
 	bool in_place = dest == NULL;
+	size_t i;
 
 	if (mf == NULL) {
 		return MS_E_ARG;
 	}
 	target = in_place ? mf->path : dest;
-	if (mf->fd < 0 || target == NULL || cms == NULL || cms_len == 0 ||
-	    cms_len > UINT32_MAX || mode != MS_WRITE_REPLACE || mf->st.st_size <= 0 ||
-	    (uint64_t)mf->st.st_size > MS_MOD_SIZE_MAX || mf->tmp_path[0] != '\0') {
+	/* st_size <= MS_MOD_SIZE_MAX was checked at open. */
+	if (mf->fd < 0 || target == NULL || mf->st.st_size <= 0 || prefix_len == 0 ||
+	    prefix_len > (uint64_t)mf->st.st_size || (tail == NULL && n_tail != 0) ||
+	    mf->tmp_path[0] != '\0') {
 		err = wf_fail(mf, "write", target, EINVAL, MS_E_ARG);
-		goto out;
-	}
-	err = ms_mod_trailer_build((uint32_t)cms_len, trailer, sizeof(trailer), &trailer_len);
-	if (err != MS_OK) {
 		goto out;
 	}
 	err = ms_atomic_begin(&a, target, mf->tmp_path, sizeof(mf->tmp_path));
@@ -217,13 +212,12 @@ ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = copy_module(mf, &a, target);
+	err = copy_module(mf, &a, target, prefix_len);
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = ms_atomic_write(&a, cms, cms_len);
-	if (err == MS_OK) {
-		err = ms_atomic_write(&a, trailer, trailer_len);
+	for (i = 0; i < n_tail && err == MS_OK; i++) {
+		err = ms_atomic_write(&a, tail[i].p, tail[i].len);
 	}
 	if (err == MS_OK) {
 		err = ms_atomic_sync(&a);
@@ -248,4 +242,44 @@ out:
 	ms_atomic_abort(&a);	/* removes the temp file unless renamed */
 	mf->tmp_path[0] = '\0';
 	return err;
+}
+
+ms_err
+ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest, uint64_t prefix_len,
+			       const uint8_t *cms, size_t cms_len, enum ms_write_mode mode)
+{
+	uint8_t trailer[MS_MOD_TRAILER_LEN];
+	size_t trailer_len = 0;
+	struct ms_span parts[2];
+	ms_err err;
+
+	if (mf == NULL) {
+		return MS_E_ARG;
+	}
+	if (cms == NULL || cms_len == 0 || cms_len > UINT32_MAX || mode != MS_WRITE_REPLACE) {
+		return wf_fail(mf, "write", dest != NULL ? dest : mf->path, EINVAL, MS_E_ARG);
+	}
+	err = ms_mod_trailer_build((uint32_t)cms_len, trailer, sizeof(trailer), &trailer_len);
+	if (err != MS_OK) {
+		return err;
+	}
+	parts[0].p = cms;
+	parts[0].len = cms_len;
+	parts[1].p = trailer;
+	parts[1].len = trailer_len;
+	return ms_modfile_write_parts(mf, dest, prefix_len, parts, 2);
+}
+
+ms_err
+ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *cms,
+			size_t cms_len, enum ms_write_mode mode)
+{
+	if (mf == NULL) {
+		return MS_E_ARG;
+	}
+	if (mf->st.st_size <= 0) {
+		return wf_fail(mf, "write", dest != NULL ? dest : mf->path, EINVAL, MS_E_ARG);
+	}
+	return ms_modfile_write_signed_prefix(mf, dest, (uint64_t)mf->st.st_size, cms, cms_len,
+					      mode);
 }

@@ -113,6 +113,18 @@ ms_err ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
 ms_err ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *cms,
 			       size_t cms_len, enum ms_write_mode mode) MS_MUST_CHECK;
 
+/**
+ * ms_modfile_write_signed_prefix() - as ms_modfile_write_signed(), but only
+ * the module's first @prefix_len bytes precede @cms: with the payload
+ * length of an already signed module (ms_mod_payload_len(), strip.h) this
+ * replaces its signature (`--replace`), giving exactly the bytes signing
+ * the unsigned module gives.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG (also @prefix_len 0 or past the end), MS_E_CHANGED.
+ */
+ms_err ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest,
+				      uint64_t prefix_len, const uint8_t *cms, size_t cms_len,
+				      enum ms_write_mode mode) MS_MUST_CHECK;
+
 /** ms_modfile_clear() - close descriptors, remove a leftover temp file. */
 void ms_modfile_clear(struct ms_modfile *mf);
 
@@ -140,5 +152,14 @@ ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode
  */
 ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
 			  struct ms_file_fail *fail) MS_MUST_CHECK;
+
+/**
+ * ms_mod_tmp_clean_dir() - remove from @dir the temp files that modsign runs
+ * killed before they finished left behind: names modsign makes, regular
+ * files owned by the effective user, whose process no longer exists.
+ * Anything else, other users' files and live runs' files included, stays.
+ * Return: MS_OK (count in *@removed), MS_E_IO (directory unreadable).
+ */
+ms_err ms_mod_tmp_clean_dir(const char *dir, size_t *removed) MS_MUST_CHECK;
 
 #endif

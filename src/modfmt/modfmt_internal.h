@@ -69,6 +69,16 @@ ms_err ms_atomic_rename(struct ms_atomic *a) MS_MUST_CHECK;
 void ms_atomic_abort(struct ms_atomic *a);
 
 /**
+ * ms_modfile_write_parts() - the first @prefix_len bytes of the open module
+ * (0 < @prefix_len <= its size at open), then the @n_tail spans of @tail, to
+ * @dest or in place when @dest is NULL, with every guarantee of
+ * ms_modfile_write_signed(). Used to sign and to strip a signature.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED.
+ */
+ms_err ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_len,
+			      const struct ms_span *tail, size_t n_tail) MS_MUST_CHECK;
+
+/**
  * ms_pread_full() - @len bytes at @off (EINTR and short reads handled);
  * *@got < @len only at end of file.
  * Return: MS_OK, MS_E_IO (errno in *@sys_errno).
