@@ -20,6 +20,8 @@
 enum ms_signed_policy {
 	MS_SIGNED_REFUSE = 0,	/* default: error, module untouched */
 	MS_SIGNED_APPEND,	/* --append: sign-file's way, a signature around the old one */
+	MS_SIGNED_REPLACE,	/* --replace: strip the old signature, then sign */
+	MS_SIGNED_SKIP,		/* --skip-signed: leave it if it verifies against the cert */
 };
 
 struct ms_opts {
@@ -98,11 +100,21 @@ void ms_cli_job_close(struct ms_job *job);
 struct ms_module_work {
 	const char *path;
 	struct ms_modfile *mf;
+	uint64_t payload_len;	/* the bytes signed and kept: less than the file with --replace */
+	bool skipped;		/* --skip-signed found it signed already: nothing to do */
 	uint8_t digest[MS_HASH_MAX_SIZE];
 	size_t digest_len;
 	uint8_t *cms;
 	size_t cms_len;
 };
+
+/*
+ * ms_cli_signed_policy() - the already-signed policy for the open module
+ * @mf: *@payload_len gets the bytes to sign and keep, *@skip whether to
+ * leave the module alone. Prints its own error (MS_E_SIGNED when refused).
+ */
+ms_err ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path,
+			    uint64_t *payload_len, bool *skip) MS_MUST_CHECK;
 
 /*
  * The three steps of signing one module, each printing its own error:
@@ -147,6 +159,12 @@ void ms_cli_list_free(struct ms_module_list *list);
  * Return: MS_EXIT_OK when every module was signed, else MS_EXIT_FAIL.
  */
 int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list);
+
+/*
+ * ms_cli_clean_stale() - remove, from each directory of @paths, the temp
+ * files of modsign runs that were killed (see ms_mod_tmp_clean_dir()).
+ */
+void ms_cli_clean_stale(const char *const *paths, size_t n, bool verbose);
 
 /* ms_cli_cpu_count() - online processors, at least 1. */
 unsigned ms_cli_cpu_count(void);

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_inspect.h"
 #include "modfmt/modfmt.h"
 #include "pkcs11/p11.h"
 
-#define CERT_FILE_MAX (64 * 1024)
 
 static ms_err
 job_hash(struct ms_job *job, const char *name)
@@ -53,55 +53,6 @@ p11_say(const char *uri_role, const struct ms_p11 *p11, ms_err err)
 	}
 	ms_cli_error("%s: %s%s%s", uri_role, f->call != NULL ? f->call : ms_err_str(err),
 		     f->detail[0] != '\0' ? ": " : "", f->detail);
-}
-
-static ms_err
-cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
-{
-	struct ms_p11 *p11 = NULL;
-	ms_err err;
-
-	err = ms_p11_open(uri, &p11);
-	if (err == MS_OK) {
-		err = ms_p11_cert_find(p11, der, der_len);
-	}
-	if (err != MS_OK) {
-		p11_say("certificate", p11, err);
-	}
-	ms_p11_close(p11);
-	return err;
-}
-
-static ms_err
-job_cert(struct ms_job *job, const char *x509)
-{
-	struct ms_file_fail fail = { 0 };
-	uint8_t *der = NULL;
-	size_t der_len = 0;
-	ms_err err;
-
-	if (ms_cli_is_pkcs11_uri(x509)) {
-		err = cert_from_token(x509, &der, &der_len);
-		if (err != MS_OK) {
-			goto out;
-		}
-	} else {
-		err = ms_file_read_small(x509, CERT_FILE_MAX, &der, &der_len, &fail);
-		if (err != MS_OK) {
-			ms_cli_error("%s: %s: %s", x509, fail.op != NULL ? fail.op : "read",
-				     fail.sys_errno != 0 ? strerror(fail.sys_errno) : ms_err_str(err));
-			goto out;
-		}
-	}
-	err = ms_cms_cert_parse(der, der_len, &job->cert);
-	if (err == MS_E_UNSUPPORTED) {
-		ms_cli_error("%s: certificate key is neither RSA nor EC P-256/P-384/P-521", x509);
-	} else if (err != MS_OK) {
-		ms_cli_error("%s: not a DER or PEM X.509 certificate", x509);
-	}
-out:
-	free(der);
-	return err;
 }
 
 static ms_err
@@ -227,7 +178,7 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	if (err != MS_OK) {
 		return err;
 	}
-	err = job_cert(job, o->x509);
+	err = ms_cli_cert_load(o->x509, &job->cert);
 	if (err != MS_OK) {
 		return err;
 	}

@@ -2,11 +2,13 @@
 /* modsign: sign Linux kernel modules with a PKCS#11 token or a PEM key. */
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
 
 #include "cli.h"
+#include "cli_inspect.h"
 
 /* The module list comes first: a bad list costs no token login. */
 static int
@@ -27,6 +29,7 @@ bulk(const struct ms_opts *opts, struct ms_job *job)
 		ms_cli_job_close(job);
 		goto out;
 	}
+	ms_cli_clean_stale((const char *const *)list.path, list.n, opts->verbose);
 	rc = ms_cli_bulk_run(job, &list);
 	ms_cli_job_close(job);
 out:
@@ -48,6 +51,16 @@ main(int argc, char **argv)
 	setrlimit(RLIMIT_CORE, &no_core);
 	/* A file size limit should fail the write (EFBIG), not kill the run. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* Subcommands; sign-file's form starts with a hash name, never these words. */
+	if (argc >= 2 && strcmp(argv[1], "verify") == 0) {
+		return ms_cli_verify(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && strcmp(argv[1], "info") == 0) {
+		return ms_cli_info(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && strcmp(argv[1], "strip") == 0) {
+		return ms_cli_strip(argc - 1, argv + 1);
+	}
 	rc = ms_cli_parse(argc, argv, &opts);
 	if (rc != MS_EXIT_OK) {
 		return rc < 0 ? MS_EXIT_OK : rc;
@@ -69,6 +82,9 @@ main(int argc, char **argv)
 	}
 	err = ms_cli_job_open(&job, &opts);
 	if (err == MS_OK) {
+		const char *targets[2] = { opts.module, opts.dest };
+
+		ms_cli_clean_stale(targets, opts.dest != NULL ? 2 : 1, false);
 		err = ms_cli_sign_module(&job, opts.module, opts.dest);
 	}
 	ms_cli_job_close(&job);
