@@ -20,6 +20,8 @@ enum {
 	OPT_APPEND,
 	OPT_FINAL_TRY,
 	OPT_FILES_FROM,
+	OPT_REPLACE,
+	OPT_SKIP_SIGNED,
 };
 
 static const struct option long_opts[] = {
@@ -28,6 +30,8 @@ static const struct option long_opts[] = {
 	{ "append", no_argument, NULL, OPT_APPEND },
 	{ "pin-final-try", no_argument, NULL, OPT_FINAL_TRY },
 	{ "files-from", required_argument, NULL, OPT_FILES_FROM },
+	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{ "skip-signed", no_argument, NULL, OPT_SKIP_SIGNED },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -54,8 +58,12 @@ static const char help_text[] =
 	"  -d               write only <module>.p7s; leave the module alone\n"
 	"  -k               name the signer by subjectKeyIdentifier (CMS version 3)\n"
 	"  -s <raw-sig>     append an existing detached PKCS#7 (DER) instead of signing\n"
-	"  --append         sign a module that is already signed, around its\n"
-	"                   signature, as sign-file does (default: refuse)\n"
+	"  --replace        re-sign a module that is already signed: the result\n"
+	"                   equals signing the unsigned module (default: refuse)\n"
+	"  --skip-signed    leave modules whose signature already verifies against\n"
+	"                   <x509> alone (re-running an interrupted bulk job)\n"
+	"  --append         sign a signed module around its signature, as sign-file\n"
+	"                   does\n"
 	"  --pin-final-try  log in even when the token says one wrong PIN locks it\n"
 	"\n"
 	"Bulk signing (one key load, one token login, modules signed in place):\n"
@@ -174,7 +182,14 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			o->bulk = true;
 			break;
 		case OPT_APPEND:
-			o->signed_policy = MS_SIGNED_APPEND;
+		case OPT_REPLACE:
+		case OPT_SKIP_SIGNED:
+			if (o->signed_policy != MS_SIGNED_REFUSE) {
+				ms_cli_error("--append, --replace and --skip-signed exclude each other");
+				return usage();
+			}
+			o->signed_policy = opt == OPT_APPEND ? MS_SIGNED_APPEND :
+					   opt == OPT_REPLACE ? MS_SIGNED_REPLACE : MS_SIGNED_SKIP;
 			break;
 		case OPT_FINAL_TRY:
 			o->allow_final_try = true;
@@ -200,8 +215,9 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 		return usage();
 	}
 	if (o->raw_sig) {
-		if (o->p7s_only || o->use_skid) {
-			ms_cli_error("-s appends a finished signature: -d and -k do not apply");
+		if (o->p7s_only || o->use_skid || o->signed_policy == MS_SIGNED_SKIP) {
+			ms_cli_error("-s appends a finished signature: -d, -k and --skip-signed "
+				     "do not apply");
 			return usage();
 		}
 		o->raw_sig_path = argv[0];

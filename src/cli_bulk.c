@@ -20,6 +20,7 @@ enum mod_state {
 	MOD_PENDING = 0,
 	MOD_SIGNED,
 	MOD_FAILED,
+	MOD_SKIPPED,		/* --skip-signed: already verifies */
 };
 
 struct bulk {
@@ -28,7 +29,7 @@ struct bulk {
 	unsigned char *state;		/* enum mod_state per module */
 	atomic_size_t next;		/* next module to take */
 	atomic_bool stop;		/* a key failure or a signal: take no more */
-	atomic_size_t signed_n, failed_n;
+	atomic_size_t signed_n, failed_n, skipped_n;
 
 	pthread_mutex_t lane_lock;	/* guards lane_free */
 	pthread_cond_t lane_cond;
@@ -93,7 +94,8 @@ static void
 draw_progress(struct bulk *b, bool force)
 {
 	double t = now();
-	size_t done = atomic_load(&b->signed_n) + atomic_load(&b->failed_n);
+	size_t done = atomic_load(&b->signed_n) + atomic_load(&b->failed_n) +
+		      atomic_load(&b->skipped_n);
 	double rate, eta;
 
 	if (!b->progress || (!force && t - b->last_draw < 0.1)) {
@@ -110,7 +112,8 @@ static void
 finish_module(struct bulk *b, size_t i, enum mod_state st)
 {
 	b->state[i] = (unsigned char)st;
-	atomic_fetch_add(st == MOD_SIGNED ? &b->signed_n : &b->failed_n, 1);
+	atomic_fetch_add(st == MOD_SIGNED ? &b->signed_n : st == MOD_SKIPPED ? &b->skipped_n :
+			 &b->failed_n, 1);
 	pthread_mutex_lock(&b->out_lock);
 	if (b->job->opts->verbose && st == MOD_SIGNED) {
 		if (b->progress) {
@@ -131,6 +134,11 @@ sign_one(struct bulk *b, size_t i)
 	ms_err err;
 
 	err = ms_cli_module_prepare(b->job, b->list->path[i], &w);
+	if (err == MS_OK && w.skipped) {
+		ms_cli_module_clear(&w);
+		finish_module(b, i, MOD_SKIPPED);
+		return;
+	}
 	if (err == MS_OK) {
 		lane = lane_take(b);
 		/* Another lane may have failed while this one hashed. */
@@ -178,7 +186,8 @@ summary(struct bulk *b)
 	const struct ms_opts *o = b->job->opts;
 	size_t n = b->list->n;
 	size_t ok = atomic_load(&b->signed_n), bad = atomic_load(&b->failed_n);
-	size_t pending = n - ok - bad;
+	size_t skipped = atomic_load(&b->skipped_n);
+	size_t pending = n - ok - bad - skipped;
 	double secs = now() - b->t0;
 
 	if (b->progress) {
@@ -201,9 +210,9 @@ summary(struct bulk *b)
 		}
 	}
 	if (!o->quiet || bad > 0 || pending > 0) {
-		fprintf(stderr, "modsign: %zu signed, %zu failed, %zu not signed, of %zu; "
-			"%.2f s, %.2f ms per module\n", ok, bad, pending, n, secs,
-			n > 0 ? secs * 1000.0 / (double)n : 0.0);
+		fprintf(stderr, "modsign: %zu signed, %zu failed, %zu skipped (signed already), "
+			"%zu not signed, of %zu; %.2f s, %.2f ms per module\n", ok, bad, skipped,
+			pending, n, secs, n > 0 ? secs * 1000.0 / (double)n : 0.0);
 	}
 }
 
@@ -266,7 +275,7 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 		pthread_join(th[i], NULL);
 	}
 	summary(&b);
-	if (atomic_load(&b.signed_n) == list->n && list->n > 0) {
+	if (atomic_load(&b.signed_n) + atomic_load(&b.skipped_n) == list->n && list->n > 0) {
 		rc = MS_EXIT_OK;
 	} else if (list->n == 0) {
 		ms_cli_error("no modules to sign");

@@ -36,38 +36,10 @@ say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
 	}
 }
 
-/* Opens @path and applies the already-signed policy. */
+/* Hashes the first @len bytes of the module on the host. */
 static ms_err
-open_module(struct ms_modfile *mf, const char *path, enum ms_signed_policy policy)
-{
-	struct ms_mod_sig_info info;
-	ms_err err;
-
-	err = ms_modfile_open(mf, path);
-	if (err != MS_OK) {
-		say_modfile(mf, path, err);
-		return err;
-	}
-	err = ms_modfile_sig_state(mf, &info);
-	if (err == MS_E_NOTFOUND) {
-		return MS_OK;
-	}
-	if (err == MS_E_IO) {
-		say_modfile(mf, path, err);
-		return err;
-	}
-	if (policy == MS_SIGNED_APPEND) {
-		return MS_OK;
-	}
-	ms_cli_error("%s: already ends with a module signature%s; not signed again (--append "
-		     "signs around it as sign-file does)", path,
-		     err == MS_E_MALFORMED ? " marker (with a broken trailer)" : "");
-	return MS_E_SIGNED;
-}
-
-static ms_err
-hash_module(struct ms_modfile *mf, const char *path, enum ms_hash_alg alg, uint8_t *digest,
-	    size_t *digest_len)
+hash_module(struct ms_modfile *mf, const char *path, uint64_t len, enum ms_hash_alg alg,
+	    uint8_t *digest, size_t *digest_len)
 {
 	struct ms_cms_digest *d = NULL;
 	uint8_t *buf = NULL;
@@ -83,15 +55,17 @@ hash_module(struct ms_modfile *mf, const char *path, enum ms_hash_alg alg, uint8
 	if (err != MS_OK) {
 		goto out;
 	}
-	for (;;) {
-		err = ms_modfile_read(mf, buf, READ_CHUNK, &n);
+	mf->read_off = 0;
+	while (len > 0) {
+		err = ms_modfile_read(mf, buf, len < READ_CHUNK ? (size_t)len : READ_CHUNK, &n);
+		if (err == MS_OK && n == 0) {
+			err = MS_E_CHANGED;
+		}
 		if (err != MS_OK) {
 			say_modfile(mf, path, err);
 			goto out;
 		}
-		if (n == 0) {
-			break;
-		}
+		len -= n;
 		err = ms_cms_digest_update(d, buf, n);
 		if (err != MS_OK) {
 			goto out;
@@ -128,7 +102,7 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
 /* Writes the .p7s (if asked) and then the module (unless -d). */
 static ms_err
 write_outputs(struct ms_modfile *mf, const struct ms_opts *o, const char *module,
-	      const char *dest, const uint8_t *cms, size_t cms_len)
+	      const char *dest, uint64_t payload_len, const uint8_t *cms, size_t cms_len)
 {
 	ms_err err;
 
@@ -141,7 +115,8 @@ write_outputs(struct ms_modfile *mf, const struct ms_opts *o, const char *module
 	if (o->p7s_only) {
 		return MS_OK;
 	}
-	err = ms_modfile_write_signed(mf, dest, cms, cms_len, MS_WRITE_REPLACE);
+	err = ms_modfile_write_signed_prefix(mf, dest, payload_len, cms, cms_len,
+					     MS_WRITE_REPLACE);
 	if (err != MS_OK) {
 		say_modfile(mf, dest != NULL ? dest : module, err);
 	}
@@ -207,17 +182,22 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 		ms_cli_error("%s: %s", path, ms_err_str(MS_E_NOMEM));
 		return MS_E_NOMEM;
 	}
-	err = open_module(w->mf, path, job->opts->signed_policy);
+	err = ms_modfile_open(w->mf, path);
 	if (err != MS_OK) {
+		say_modfile(w->mf, path, err);
 		return err;
 	}
-	return hash_module(w->mf, path, job->hash, w->digest, &w->digest_len);
+	err = ms_cli_signed_policy(job, w->mf, path, &w->payload_len, &w->skipped);
+	if (err != MS_OK || w->skipped) {
+		return err;
+	}
+	return hash_module(w->mf, path, w->payload_len, job->hash, w->digest, &w->digest_len);
 }
 
 ms_err
 ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *dest)
 {
-	return write_outputs(w->mf, job->opts, w->path, dest, w->cms, w->cms_len);
+	return write_outputs(w->mf, job->opts, w->path, dest, w->payload_len, w->cms, w->cms_len);
 }
 
 void
@@ -238,6 +218,10 @@ ms_cli_sign_module(struct ms_job *job, const char *module, const char *dest)
 	ms_err err;
 
 	err = ms_cli_module_prepare(job, module, &w);
+	if (err == MS_OK && w.skipped) {
+		ms_cli_module_clear(&w);
+		return MS_OK;
+	}
 	if (err == MS_OK) {
 		err = ms_cli_module_sign(job, 0, &w);
 	}
@@ -252,9 +236,12 @@ ms_err
 ms_cli_raw_sig(const struct ms_opts *o)
 {
 	struct ms_file_fail fail = { 0 };
+	struct ms_job job = { .opts = o };	/* no key, no certificate: policy only */
 	struct ms_modfile mf;
 	uint8_t *sig = NULL;
 	size_t sig_len = 0;
+	uint64_t payload_len = 0;
+	bool skip = false;
 	ms_err err = MS_E_INTERNAL;
 
 	ms_modfile_init(&mf);
@@ -270,11 +257,16 @@ ms_cli_raw_sig(const struct ms_opts *o)
 			     "appended", o->raw_sig_path);
 		goto out;
 	}
-	err = open_module(&mf, o->module, o->signed_policy);
+	err = ms_modfile_open(&mf, o->module);
+	if (err != MS_OK) {
+		say_modfile(&mf, o->module, err);
+		goto out;
+	}
+	err = ms_cli_signed_policy(&job, &mf, o->module, &payload_len, &skip);
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = write_outputs(&mf, o, o->module, o->dest, sig, sig_len);
+	err = write_outputs(&mf, o, o->module, o->dest, payload_len, sig, sig_len);
 out:
 	ms_modfile_clear(&mf);
 	free(sig);

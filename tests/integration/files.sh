@@ -27,6 +27,37 @@ cp "$T/a/m.ko" "$T/twice-ref.ko"
 t_check "--append signs around the old signature" "$MODSIGN" --append sha256 "$key" "$cert" "$T/signed.ko"
 t_check "--append equals sign-file run twice" same "$T/twice-ref.ko" "$T/signed.ko"
 
+# --replace re-signs from the unsigned bytes: the result equals signing the
+# unsigned module, here with another hash and -k.
+cp "$T/a/m.ko" "$T/re.ko" && cp "$mod" "$T/re-ref.ko"
+"$SIGNFILE" -k sha512 "$key" "$cert" "$T/re-ref.ko"
+t_check "--replace re-signs a signed module" "$MODSIGN" --replace -k sha512 "$key" "$cert" "$T/re.ko"
+t_check "--replace equals signing the unsigned module" same "$T/re-ref.ko" "$T/re.ko"
+t_check "--replace on an unsigned module signs it" "$MODSIGN" --replace sha256 "$key" "$cert" "$T/b/m.ko" "$T/re2.ko"
+t_check "--replace on an unsigned module: sign-file's bytes" same "$T/a/m.ko" "$T/re2.ko"
+cp "$T/a/m.ko" "$T/re3.ko"
+"$MODSIGN" -s "$T/a/m.ko.p7s" --replace sha256 "$cert" "$T/re3.ko" >"$T/out" 2>&1
+t_check "-s --replace swaps the signature for the given one" same "$T/a/m.ko" "$T/re3.ko"
+
+# --skip-signed leaves modules that verify against the certificate alone,
+# signs unsigned ones, and refuses ones signed by another key.
+cp "$T/a/m.ko" "$T/sk1.ko" && cp "$mod" "$T/sk2.ko" && cp "$mod" "$T/sk3.ko"
+"$SIGNFILE" sha256 "$DATA/other-rsa2048.key.pem" "$DATA/other-rsa2048.x509.der" "$T/sk3.ko"
+cp "$T/sk3.ko" "$T/sk3-before.ko"
+touch -d 2001-01-01 "$T/sk1.ko"
+run_ms -b --skip-signed sha256 "$key" "$cert" "$T/sk1.ko" "$T/sk2.ko" "$T/sk3.ko"
+expect_fail "--skip-signed: a module signed by another key is refused" 1 \
+	"sk3.ko: already signed, but its signature does not verify"
+t_check "--skip-signed: the verifying module is not rewritten" \
+	test "$(stat -c %Y "$T/sk1.ko")" = "$(date -d 2001-01-01 +%s)"
+t_check "--skip-signed: the unsigned module is signed" same "$T/a/m.ko" "$T/sk2.ko"
+t_check "--skip-signed: the other key's module is untouched" same "$T/sk3-before.ko" "$T/sk3.ko"
+grep -q "1 signed, 1 failed, 1 skipped (signed already), 0 not signed, of 3" "$T/out" &&
+	t_pass "--skip-signed: summary counts the skipped module" ||
+	t_fail "--skip-signed: summary counts the skipped module" "$(cat "$T/out")"
+run_ms --replace --skip-signed sha256 "$key" "$cert" "$T/sk2.ko"
+expect_fail "--replace with --skip-signed is a usage error" 2 "exclude each other"
+
 # Encrypted PEM key, passphrase in KBUILD_SIGN_PIN as sign-file takes it.
 cp "$mod" "$T/enc.ko" && cp "$mod" "$T/enc-ref.ko"
 "$SIGNFILE" sha256 "$key" "$cert" "$T/enc-ref.ko"

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Modules that already end with a signature: refused (default), signed
+ * around it (--append, as sign-file does), re-signed from the unsigned
+ * bytes (--replace), or left alone when the signature already verifies
+ * against the run's certificate (--skip-signed).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cms/pkcs7.h"
+#include "modfmt/strip.h"
+
+#define CHUNK (128 * 1024)
+
+/* Digest of the first @len bytes of @mf with @alg into @dg. */
+static ms_err
+digest_prefix(struct ms_modfile *mf, uint64_t len, enum ms_hash_alg alg,
+	      struct ms_pkcs7_digest *dg)
+{
+	struct ms_cms_digest *d = NULL;
+	uint8_t *buf = malloc(CHUNK);
+	ms_err err = MS_E_NOMEM;
+
+	if (buf == NULL) {
+		goto out;
+	}
+	err = ms_cms_digest_new(alg, &d);
+	mf->read_off = 0;
+	while (err == MS_OK && len > 0) {
+		size_t n = 0;
+
+		err = ms_modfile_read(mf, buf, len < CHUNK ? (size_t)len : CHUNK, &n);
+		if (err == MS_OK && n == 0) {
+			err = MS_E_CHANGED;
+		}
+		if (err == MS_OK) {
+			err = ms_cms_digest_update(d, buf, n);
+			len -= n;
+		}
+	}
+	if (err == MS_OK) {
+		dg->alg = alg;
+		err = ms_cms_digest_final(d, dg->d, sizeof(dg->d), &dg->len);
+	}
+out:
+	ms_cms_digest_free(d);
+	free(buf);
+	return err;
+}
+
+/*
+ * Whether the signature @mf ends with verifies, by the kernel's rules,
+ * against @cert: MS_OK yes, MS_E_MISMATCH no (@why says why), else an error.
+ */
+static ms_err
+verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
+	      const struct ms_cms_cert *cert, const char **why)
+{
+	struct ms_pkcs7 msg;
+	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
+	struct ms_pkcs7_signer_result res[MS_PKCS7_SIGNERS_MAX];
+	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
+	uint8_t *blob = malloc(l->sig_len);
+	size_t n_algs;
+	ms_err err = MS_E_NOMEM;
+
+	if (blob == NULL) {
+		goto out;
+	}
+	err = ms_mod_sig_read(mf, l, blob, l->sig_len);
+	if (err != MS_OK) {
+		goto out;
+	}
+	if (ms_pkcs7_parse(blob, l->sig_len, &msg, why) != MS_OK ||
+	    ms_pkcs7_check_module(&msg, why) != MS_OK) {
+		err = MS_E_MISMATCH;
+		goto out;
+	}
+	n_algs = ms_pkcs7_digest_algs(&msg, algs, MS_PKCS7_SIGNERS_MAX);
+	for (size_t i = 0; i < n_algs; i++) {
+		err = digest_prefix(mf, l->payload_len, algs[i], &dg[i]);
+		if (err != MS_OK) {
+			goto out;
+		}
+	}
+	err = ms_pkcs7_verify(&msg, dg, n_algs, &cert, 1, res, why);
+	if (err != MS_OK && err != MS_E_IO && err != MS_E_NOMEM && err != MS_E_CHANGED) {
+		err = MS_E_MISMATCH;
+	}
+out:
+	free(blob);
+	return err;
+}
+
+ms_err
+ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path,
+		     uint64_t *payload_len, bool *skip)
+{
+	enum ms_signed_policy policy = job->opts->signed_policy;
+	struct ms_mod_layout l;
+	const char *why = NULL;
+	ms_err err;
+
+	*skip = false;
+	*payload_len = (uint64_t)mf->st.st_size;
+	err = ms_mod_layout_read(mf, &l, &why);
+	if (err == MS_E_NOTFOUND) {
+		return MS_OK;	/* not signed */
+	}
+	if (policy == MS_SIGNED_APPEND) {
+		return MS_OK;	/* sign-file's way: the old signature becomes payload */
+	}
+	if (err == MS_E_MALFORMED) {
+		ms_cli_error("%s: ends with a module signature marker but a broken trailer "
+			     "(%s); left as it is", path, why != NULL ? why : "malformed");
+		return MS_E_SIGNED;
+	}
+	if (err != MS_OK) {
+		ms_cli_error("%s: reading its signature: %s", path, ms_err_str(err));
+		return err;
+	}
+	if (policy == MS_SIGNED_REPLACE) {
+		*payload_len = l.payload_len;
+		return MS_OK;
+	}
+	if (policy == MS_SIGNED_SKIP) {
+		err = verifies_with(mf, &l, job->cert, &why);
+		if (err == MS_OK) {
+			*skip = true;
+			return MS_OK;
+		}
+		if (err == MS_E_MISMATCH) {
+			ms_cli_error("%s: already signed, but its signature does not verify against "
+				     "%s (%s); --replace signs it anew", path, job->opts->x509,
+				     why != NULL ? why : "mismatch");
+			return MS_E_SIGNED;
+		}
+		ms_cli_error("%s: checking its signature: %s", path, ms_err_str(err));
+		return err;
+	}
+	ms_cli_error("%s: already ends with a module signature; not signed again (--replace "
+		     "re-signs it, --skip-signed leaves it if it verifies, --append signs "
+		     "around it as sign-file does)", path);
+	return MS_E_SIGNED;
+}
