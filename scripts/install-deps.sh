@@ -1,9 +1,25 @@
 #!/bin/sh
 # Installs the Debian 12 packages modsign builds and tests with, when missing.
-# Usage: scripts/install-deps.sh [extra-package...]
+# Usage: scripts/install-deps.sh [base|kernel|bench|<package>]...   (default: base)
+#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl)
+#   kernel  make kernel-check: kernel build, busybox initramfs, qemu
+#   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
 set -eu
-pkgs="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev softhsm2 opensc openssl
-linux-kbuild-6.1 file $*"
+base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev softhsm2 opensc
+openssl linux-kbuild-6.1 file kmod xz-utils dpkg apt"
+kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
+qemu-system-x86"
+bench="libssl-dev libengine-pkcs11-openssl time"
+pkgs=""
+[ $# -gt 0 ] || set -- base
+for group in "$@"; do
+	case $group in
+	base) pkgs="$pkgs $base" ;;
+	kernel) pkgs="$pkgs $base $kernel" ;;
+	bench) pkgs="$pkgs $base $bench" ;;
+	*) pkgs="$pkgs $group" ;;	# a package by name
+	esac
+done
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
