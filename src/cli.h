@@ -83,6 +83,7 @@ struct ms_job {
 	enum ms_hash_alg hash;
 	struct ms_signer *signer;
 	struct ms_cms_cert *cert;
+	enum ms_write_mode write_mode;	/* bulk: directories are fsync'd at the end */
 	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
 	size_t sid_len;
 	struct ms_pin pin;
@@ -160,11 +161,19 @@ void ms_cli_list_free(struct ms_module_list *list);
  */
 int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list);
 
-/*
- * ms_cli_clean_stale() - remove, from each directory of @paths, the temp
- * files of modsign runs that were killed (see ms_mod_tmp_clean_dir()).
- */
-void ms_cli_clean_stale(const char *const *paths, size_t n, bool verbose);
+/* The distinct directories of a list of paths (cli_dirs.c). */
+struct ms_dir_set {
+	char **dir;
+	size_t n;
+};
+
+/* ms_cli_dirs_of() - the directories of @paths (NULL entries skipped), sorted, once each. */
+ms_err ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out) MS_MUST_CHECK;
+/* ms_cli_dirs_clean_stale() - remove killed runs' temp files (ms_mod_tmp_clean_dir()). */
+void ms_cli_dirs_clean_stale(const struct ms_dir_set *set, bool verbose);
+/* ms_cli_dirs_sync() - fsync each directory; prints each failure. */
+ms_err ms_cli_dirs_sync(const struct ms_dir_set *set) MS_MUST_CHECK;
+void ms_cli_dirs_free(struct ms_dir_set *set);
 
 /* ms_cli_cpu_count() - online processors, at least 1. */
 unsigned ms_cli_cpu_count(void);

@@ -101,8 +101,9 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
 
 /* Writes the .p7s (if asked) and then the module (unless -d). */
 static ms_err
-write_outputs(struct ms_modfile *mf, const struct ms_opts *o, const char *module,
-	      const char *dest, uint64_t payload_len, const uint8_t *cms, size_t cms_len)
+write_outputs(struct ms_modfile *mf, const struct ms_opts *o, enum ms_write_mode mode,
+	      const char *module, const char *dest, uint64_t payload_len, const uint8_t *cms,
+	      size_t cms_len)
 {
 	ms_err err;
 
@@ -115,8 +116,7 @@ write_outputs(struct ms_modfile *mf, const struct ms_opts *o, const char *module
 	if (o->p7s_only) {
 		return MS_OK;
 	}
-	err = ms_modfile_write_signed_prefix(mf, dest, payload_len, cms, cms_len,
-					     MS_WRITE_REPLACE);
+	err = ms_modfile_write_signed_prefix(mf, dest, payload_len, cms, cms_len, mode);
 	if (err != MS_OK) {
 		say_modfile(mf, dest != NULL ? dest : module, err);
 	}
@@ -197,7 +197,8 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 ms_err
 ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *dest)
 {
-	return write_outputs(w->mf, job->opts, w->path, dest, w->payload_len, w->cms, w->cms_len);
+	return write_outputs(w->mf, job->opts, job->write_mode, w->path, dest, w->payload_len,
+			     w->cms, w->cms_len);
 }
 
 void
@@ -266,7 +267,7 @@ ms_cli_raw_sig(const struct ms_opts *o)
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = write_outputs(&mf, o, o->module, o->dest, payload_len, sig, sig_len);
+	err = write_outputs(&mf, o, MS_WRITE_REPLACE, o->module, o->dest, payload_len, sig, sig_len);
 out:
 	ms_modfile_clear(&mf);
 	free(sig);

@@ -15,6 +15,7 @@ static int
 bulk(const struct ms_opts *opts, struct ms_job *job)
 {
 	struct ms_module_list list;
+	struct ms_dir_set dirs = { NULL, 0 };
 	int rc = MS_EXIT_FAIL;
 
 	if (ms_cli_list_build(opts, &list) != MS_OK) {
@@ -29,8 +30,19 @@ bulk(const struct ms_opts *opts, struct ms_job *job)
 		ms_cli_job_close(job);
 		goto out;
 	}
-	ms_cli_clean_stale((const char *const *)list.path, list.n, opts->verbose);
+	if (ms_cli_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
+		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		ms_cli_job_close(job);
+		goto out;
+	}
+	ms_cli_dirs_clean_stale(&dirs, opts->verbose);
+	/* One directory fsync per directory at the end, not one per module. */
+	job->write_mode = MS_WRITE_REPLACE_DIR_SYNC_LATER;
 	rc = ms_cli_bulk_run(job, &list);
+	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
+		rc = MS_EXIT_FAIL;
+	}
+	ms_cli_dirs_free(&dirs);
 	ms_cli_job_close(job);
 out:
 	ms_cli_list_free(&list);
@@ -83,8 +95,12 @@ main(int argc, char **argv)
 	err = ms_cli_job_open(&job, &opts);
 	if (err == MS_OK) {
 		const char *targets[2] = { opts.module, opts.dest };
+		struct ms_dir_set dirs = { NULL, 0 };
 
-		ms_cli_clean_stale(targets, opts.dest != NULL ? 2 : 1, false);
+		if (ms_cli_dirs_of(targets, 2, &dirs) == MS_OK) {
+			ms_cli_dirs_clean_stale(&dirs, false);
+		}
+		ms_cli_dirs_free(&dirs);
 		err = ms_cli_sign_module(&job, opts.module, opts.dest);
 	}
 	ms_cli_job_close(&job);

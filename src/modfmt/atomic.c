@@ -223,6 +223,9 @@ ms_atomic_rename(struct ms_atomic *a)
 		return fail(a, "rename", errno, MS_E_IO);
 	}
 	a->tmp_name[0] = '\0';
+	if (a->dir_sync_later) {
+		return MS_OK;
+	}
 	/*
 	 * Make the rename durable. EINVAL means the file system cannot sync
 	 * a directory at all; there is nothing more we could do then.
@@ -291,4 +294,23 @@ out:
 	}
 	ms_atomic_abort(&a);
 	return err;
+}
+
+ms_err
+ms_dir_sync(const char *dir, int *sys_errno)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	*sys_errno = 0;
+	if (fd < 0) {
+		*sys_errno = errno;
+		return MS_E_IO;
+	}
+	rc = fsync(fd);
+	if (rc != 0 && errno != EINVAL) {
+		*sys_errno = errno;
+	}
+	close(fd);
+	return *sys_errno == 0 ? MS_OK : MS_E_IO;
 }

@@ -184,7 +184,7 @@ take_atomic_fail(struct ms_modfile *mf, const struct ms_atomic *a, const char *t
 
 ms_err
 ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_len,
-		       const struct ms_span *tail, size_t n_tail)
+		       const struct ms_span *tail, size_t n_tail, enum ms_write_mode mode)
 {
 	ms_err err = MS_E_INTERNAL;
 	struct ms_atomic a = MS_ATOMIC_INIT;
@@ -203,6 +203,7 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 		err = wf_fail(mf, "write", target, EINVAL, MS_E_ARG);
 		goto out;
 	}
+	a.dir_sync_later = mode == MS_WRITE_REPLACE_DIR_SYNC_LATER;
 	err = ms_atomic_begin(&a, target, mf->tmp_path, sizeof(mf->tmp_path));
 	if (err != MS_OK) {
 		err = take_atomic_fail(mf, &a, target, err);
@@ -256,7 +257,8 @@ ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest, uint64_t
 	if (mf == NULL) {
 		return MS_E_ARG;
 	}
-	if (cms == NULL || cms_len == 0 || cms_len > UINT32_MAX || mode != MS_WRITE_REPLACE) {
+	if (cms == NULL || cms_len == 0 || cms_len > UINT32_MAX ||
+	    (mode != MS_WRITE_REPLACE && mode != MS_WRITE_REPLACE_DIR_SYNC_LATER)) {
 		return wf_fail(mf, "write", dest != NULL ? dest : mf->path, EINVAL, MS_E_ARG);
 	}
 	err = ms_mod_trailer_build((uint32_t)cms_len, trailer, sizeof(trailer), &trailer_len);
@@ -267,7 +269,7 @@ ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest, uint64_t
 	parts[0].len = cms_len;
 	parts[1].p = trailer;
 	parts[1].len = trailer_len;
-	return ms_modfile_write_parts(mf, dest, prefix_len, parts, 2);
+	return ms_modfile_write_parts(mf, dest, prefix_len, parts, 2, mode);
 }
 
 ms_err

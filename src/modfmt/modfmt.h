@@ -56,6 +56,13 @@ ms_err ms_mod_trailer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_
 enum ms_write_mode {
 	/* New file beside the target (O_EXCL, original mode), fsync, rename, dir fsync. */
 	MS_WRITE_REPLACE = 0,
+	/*
+	 * The same without the directory fsync, which the caller does once per
+	 * directory later (ms_dir_sync()): until then a power loss may undo the
+	 * rename and leave the original module (and a synced temp file, which
+	 * the next run removes), never a partial one.
+	 */
+	MS_WRITE_REPLACE_DIR_SYNC_LATER,
 };
 
 /*
@@ -152,6 +159,14 @@ ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode
  */
 ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
 			  struct ms_file_fail *fail) MS_MUST_CHECK;
+
+/**
+ * ms_dir_sync() - fsync directory @dir, making the renames done in it with
+ * MS_WRITE_REPLACE_DIR_SYNC_LATER durable. A file system that cannot sync a
+ * directory (EINVAL) counts as done.
+ * Return: MS_OK, MS_E_IO (errno in *@sys_errno).
+ */
+ms_err ms_dir_sync(const char *dir, int *sys_errno) MS_MUST_CHECK;
 
 /**
  * ms_mod_tmp_clean_dir() - remove from @dir the temp files that modsign runs

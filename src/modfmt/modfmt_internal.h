@@ -33,6 +33,7 @@ struct ms_atomic {
 	int dir_fd;		/* the target's directory, -1 when closed */
 	int fd;			/* the temp file, -1 when closed */
 	const char *base;	/* the target's last component (in the caller's path) */
+	bool dir_sync_later;	/* the caller fsyncs the directory (ms_dir_sync()) */
 	char tmp_name[NAME_MAX + 1];	/* temp file name inside dir_fd, "" when none */
 	const char *op;
 	int sys_errno;
@@ -76,7 +77,8 @@ void ms_atomic_abort(struct ms_atomic *a);
  * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED.
  */
 ms_err ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_len,
-			      const struct ms_span *tail, size_t n_tail) MS_MUST_CHECK;
+			      const struct ms_span *tail, size_t n_tail,
+			      enum ms_write_mode mode) MS_MUST_CHECK;
 
 /**
  * ms_pread_full() - @len bytes at @off (EINTR and short reads handled);

@@ -149,5 +149,5 @@ ms_mod_strip(struct ms_modfile *mf, const char *dest, const char **why)
 		return err;
 	}
 	/* The payload alone: the module as it was before this signature. */
-	return ms_modfile_write_parts(mf, dest, l.payload_len, NULL, 0);
+	return ms_modfile_write_parts(mf, dest, l.payload_len, NULL, 0, MS_WRITE_REPLACE);
 }
