@@ -3,6 +3,7 @@
 #ifndef MS_CLI_H
 #define MS_CLI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,9 @@
 #define MS_EXIT_OK 0
 #define MS_EXIT_FAIL 1
 #define MS_EXIT_USAGE 2
+
+/* Lost token sessions a run re-opens (logging in again) before it gives up. */
+#define MS_RECOVERIES_MAX 3
 
 /* What to do with a module that already ends with a signature. */
 enum ms_signed_policy {
@@ -84,6 +88,7 @@ struct ms_job {
 	struct ms_signer *signer;
 	struct ms_cms_cert *cert;
 	enum ms_write_mode write_mode;	/* bulk: directories are fsync'd at the end */
+	atomic_uint recoveries;		/* lost token sessions brought back so far */
 	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
 	size_t sid_len;
 	struct ms_pin pin;

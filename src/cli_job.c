@@ -94,10 +94,11 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 		p11_say("key", p11, err);
 		goto out;
 	}
-	/* Keys that want a login before each signature keep the PIN. */
-	if (!ms_p11_key_always_authenticate(p11)) {
-		ms_pin_clear(&job->pin);
-	}
+	/*
+	 * The PIN stays (locked in memory) until ms_cli_job_close(): keys with
+	 * CKA_ALWAYS_AUTHENTICATE need it before each signature, and a lost
+	 * session is logged in again with it rather than by asking anew.
+	 */
 	p11 = NULL;	/* owned by the signer now */
 	if (o->bulk) {
 		err = ms_signer_p11_add_lanes(job->signer, o->jobs);

@@ -142,6 +142,16 @@ ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w)
 		return err;
 	}
 	err = sg->ops->sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw), &raw_len);
+	if (err != MS_OK && sg->ops->recover != NULL &&
+	    atomic_fetch_add(&job->recoveries, 1) < MS_RECOVERIES_MAX) {
+		/* A lost session: re-open it (logging in again) and try once more. */
+		sg->ops->describe(sg, lane, why, sizeof(why));
+		if (sg->ops->recover(sg, lane) == MS_OK) {
+			ms_cli_warn("%s: %s: session re-opened, signing again", w->path, why);
+			err = sg->ops->sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw),
+					    &raw_len);
+		}
+	}
 	if (err != MS_OK) {
 		sg->ops->describe(sg, lane, why, sizeof(why));
 		ms_cli_error("%s: signing failed: %s", w->path, why);

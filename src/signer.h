@@ -22,6 +22,12 @@ struct ms_signer_ops {
 		       uint8_t *sig, size_t cap, size_t *sig_len);
 	/* MS_OK when the key is the certificate's, MS_E_MISMATCH when not. */
 	ms_err (*match_cert)(struct ms_signer *s, const struct ms_cms_cert *cert);
+	/*
+	 * After a failed sign on @lane: MS_OK when the lane was brought back
+	 * (a lost token session re-opened, logged in again) and the signature
+	 * may be tried once more; anything else means stop. NULL: never.
+	 */
+	ms_err (*recover)(struct ms_signer *s, unsigned lane);
 	/* One line saying what failed last on @lane, for messages. */
 	void (*describe)(const struct ms_signer *s, unsigned lane, char *buf, size_t cap);
 	void (*free)(struct ms_signer *s);

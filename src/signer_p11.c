@@ -93,6 +93,19 @@ p11_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
 	return match_by_test_signature(ps, cert);
 }
 
+/* Only a lost session is worth a second try; a removed token is not. */
+static ms_err
+p11_recover(struct ms_signer *base, unsigned lane)
+{
+	struct p11_signer *ps = (struct p11_signer *)base;
+	const struct ms_p11_fail *f = ms_p11_session_fail(ps->p11, lane);
+
+	if (f == NULL || !ms_p11_rv_is_session_loss(f->rv)) {
+		return MS_E_TOKEN;
+	}
+	return ms_p11_session_recover(ps->p11, lane);
+}
+
 static void
 p11_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
 {
@@ -122,6 +135,7 @@ p11_free(struct ms_signer *base)
 static const struct ms_signer_ops p11_ops = {
 	.sign = p11_sign,
 	.match_cert = p11_match_cert,
+	.recover = p11_recover,
 	.describe = p11_describe,
 	.free = p11_free,
 };

@@ -20,6 +20,7 @@ ms_p11_open(const char *uri, struct ms_p11 **out)
 		return MS_E_NOMEM;
 	}
 	atomic_init(&p11->pin_rejected, false);
+	pthread_mutex_init(&p11->recover_lock, NULL);
 	p11_fail_clear(&p11->fail);
 	for (size_t i = 0; i < P11_SESSIONS_MAX; i++) {
 		p11_fail_clear(&p11->sess[i].fail);
@@ -61,6 +62,7 @@ ms_p11_close(struct ms_p11 *p11)
 	p11_kit_uri_free(p11->uri);
 	p11->uri = NULL;
 	p11->pin = NULL;
+	pthread_mutex_destroy(&p11->recover_lock);
 	free(p11);
 }
 

@@ -166,6 +166,23 @@ ms_err ms_p11_session_add(struct ms_p11 *p11, unsigned *index) MS_MUST_CHECK;
 ms_err ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs_len,
 		   uint8_t *sig, size_t cap, size_t *sig_len) MS_MUST_CHECK;
 
+/**
+ * ms_p11_rv_is_session_loss() - whether @rv says a session (or the login it
+ * carried) is gone while the token itself still answers:
+ * CKR_SESSION_HANDLE_INVALID, CKR_SESSION_CLOSED, CKR_USER_NOT_LOGGED_IN.
+ */
+bool ms_p11_rv_is_session_loss(unsigned long rv);
+
+/**
+ * ms_p11_session_recover() - after a session loss on @session: open a new
+ * session in its place and, when the token no longer has our login, log in
+ * again with the PIN given to ms_p11_login() (never one the token refused).
+ * Thread-safe: one recovery at a time; other sessions may go on signing.
+ * Return: MS_OK, MS_E_PIN (a PIN was refused), MS_E_TOKEN (the token does
+ * not answer: the failure is in ms_p11_session_fail()), MS_E_ARG.
+ */
+ms_err ms_p11_session_recover(struct ms_p11 *p11, unsigned session) MS_MUST_CHECK;
+
 /** ms_p11_session_fail() - the last failure of ms_p11_sign() on @session. */
 const struct ms_p11_fail *ms_p11_session_fail(const struct ms_p11 *p11, unsigned session);
 

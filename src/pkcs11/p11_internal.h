@@ -6,6 +6,7 @@
 #ifndef MS_P11_INTERNAL_H
 #define MS_P11_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -74,6 +75,7 @@ struct ms_p11 {
 	bool logged_in;			/* our C_Login succeeded: C_Logout at close */
 	const struct ms_pin *pin;	/* the caller's, never copied */
 	atomic_bool pin_rejected;	/* set by any thread on a PIN failure */
+	pthread_mutex_t recover_lock;	/* one session recovery at a time */
 
 	/* The found private key (valid once has_key). */
 	bool has_key;

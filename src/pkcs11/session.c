@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Extra sessions on the chosen token for parallel signers. */
+#include <pthread.h>
 #include <string.h>
 
 #include "p11_internal.h"
@@ -79,4 +80,74 @@ ms_p11_token_is_hardware(const struct ms_p11 *p11)
 		return true;	/* unknown: assume the cautious answer */
 	}
 	return (info.flags & CKF_HW_SLOT) != 0;
+}
+
+bool
+ms_p11_rv_is_session_loss(unsigned long rv)
+{
+	return rv == CKR_SESSION_HANDLE_INVALID || rv == CKR_SESSION_CLOSED ||
+	       rv == CKR_USER_NOT_LOGGED_IN;
+}
+
+/* Logs in on @h when the token has forgotten our login; @s->fail on failure. */
+static ms_err
+login_again(struct ms_p11 *p11, struct p11_session *s, CK_SESSION_HANDLE h)
+{
+	CK_SESSION_INFO info;
+	CK_RV rv;
+
+	if (!p11->login_done || (p11->token_flags & CKF_LOGIN_REQUIRED) == 0) {
+		return MS_OK;
+	}
+	memset(&info, 0, sizeof(info));
+	rv = p11->fl->C_GetSessionInfo(h, &info);
+	if (rv != CKR_OK) {
+		p11_fail_set(&s->fail, "C_GetSessionInfo", rv, "after re-opening a session");
+		return MS_E_TOKEN;
+	}
+	if (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS) {
+		return MS_OK;
+	}
+	if (atomic_load(&p11->pin_rejected)) {
+		p11_fail_set(&s->fail, "C_Login", CKR_OK, "a PIN was refused before; not offered again");
+		return MS_E_PIN;
+	}
+	rv = p11_call_login(p11, h, CKU_USER, p11->pin);
+	if (rv == CKR_OK || rv == CKR_USER_ALREADY_LOGGED_IN) {
+		p11->logged_in = p11->logged_in || rv == CKR_OK;
+		return MS_OK;
+	}
+	if (rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
+	    rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID) {
+		atomic_store(&p11->pin_rejected, true);
+		p11_fail_set(&s->fail, "C_Login", rv, "logging in again after a session loss");
+		return MS_E_PIN;
+	}
+	p11_fail_set(&s->fail, "C_Login", rv, "logging in again after a session loss");
+	return MS_E_TOKEN;
+}
+
+ms_err
+ms_p11_session_recover(struct ms_p11 *p11, unsigned session)
+{
+	struct p11_session *s;
+	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
+	ms_err err;
+
+	if (p11 == NULL || !p11->has_token || session >= p11->n_sess) {
+		return MS_E_ARG;
+	}
+	s = &p11->sess[session];
+	pthread_mutex_lock(&p11->recover_lock);
+	err = p11_session_open(p11, &h, &s->fail);
+	if (err != MS_OK) {
+		goto out;
+	}
+	/* The old handle is dead or dying; what closing it says does not matter. */
+	(void)p11->fl->C_CloseSession(s->h);
+	s->h = h;
+	err = login_again(p11, s, h);
+out:
+	pthread_mutex_unlock(&p11->recover_lock);
+	return err;
 }

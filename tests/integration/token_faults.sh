@@ -1,0 +1,85 @@
+#!/bin/bash
+# The policy for token faults, through the fault-injecting shim: a lost
+# session (CKR_SESSION_HANDLE_INVALID, CKR_SESSION_CLOSED,
+# CKR_USER_NOT_LOGGED_IN) is re-opened, logged in again if the token forgot
+# the login, and the signature tried once more, at most 3 times a run; a
+# removed token or a device error stops the run. Either way the right
+# modules are signed, none is corrupted, C_Login never sees a PIN twice
+# unless the login was lost, and the summary and status tell the truth.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+export KBUILD_SIGN_PIN=$PIN
+make -s -C "$TOP" build/slowtoken.so >/dev/null
+N=10
+uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so"
+cert=$DATA/rsa2048.x509.der
+LOG=$T/calls.log
+"$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
+mkdir "$T/ref" && cp "$T"/src/*.ko "$T/ref/"
+"$MODSIGN" -q -r "$T/ref" sha256 "$DATA/rsa2048.key.pem" "$cert"
+
+fresh() {
+	rm -rf "$T/w" "$LOG" && cp -a "$T/src" "$T/w"
+}
+
+# count_state: $signed and $orig over $T/w; $broken lists the others.
+count_state() {
+	signed=0 orig=0 broken=""
+	for m in "$T"/w/*.ko; do
+		b=$(basename "$m")
+		if same "$m" "$T/ref/$b"; then signed=$((signed + 1))
+		elif same "$m" "$T/src/$b"; then orig=$((orig + 1))
+		else broken="$broken $b"; fi
+	done
+}
+
+n_calls() {
+	grep -c "^$1 " "$LOG" 2>/dev/null || true
+}
+
+# expect FAULT JOBS STATUS SIGNED MESSAGE: run with the fault, then check.
+expect() {
+	fault=$1 jobs=$2 want_rc=$3 want_signed=$4 msg=$5
+	fresh
+	SLOWTOKEN_LOG=$LOG SLOWTOKEN_FAULT=$fault run_ms -j "$jobs" -r "$T/w" sha256 "$uri" "$cert"
+	count_state
+	summary="$want_signed signed, 0 failed, 0 skipped (signed already), $((N - want_signed)) not signed, of $N"
+	if [ "$rc" -eq "$want_rc" ] && [ -z "$broken" ] && [ "$signed" -eq "$want_signed" ] &&
+	    [ "$orig" -eq $((N - want_signed)) ] && grep -q -- "$msg" "$T/out" &&
+	    grep -q "$summary" "$T/out" && ! grep -q "$PIN" "$T/out"; then
+		t_pass "$fault (-j $jobs): exit $want_rc, $want_signed of $N signed, others untouched"
+	else
+		t_fail "$fault (-j $jobs): exit $want_rc, $want_signed of $N signed, others untouched" \
+			"exit $rc, signed $signed, original $orig, broken:$broken" "$(tail -n 6 "$T/out")"
+	fi
+}
+
+# Session loss: re-opened and signed again; everything signed.
+expect C_Sign:4:CKR_SESSION_HANDLE_INVALID 1 0 $N "session re-opened"
+[ "$(n_calls C_OpenSession)" -eq 2 ] && [ "$(n_calls C_Login)" -eq 1 ] &&
+	t_pass "session loss: one more C_OpenSession, still one C_Login" ||
+	t_fail "session loss: one more C_OpenSession, still one C_Login" \
+		"$(awk '{ print $1 }' "$LOG" | sort | uniq -c)"
+expect C_Sign:3:CKR_SESSION_CLOSED 2 0 $N "session re-opened"
+expect C_Sign:5:CKR_USER_NOT_LOGGED_IN 2 0 $N "session re-opened"
+expect C_SignInit:2:CKR_SESSION_HANDLE_INVALID 1 0 $N "session re-opened"
+# Lost again and again: three recoveries, then the run stops (-j 1: the
+# fourth failure is the 7th C_Sign, after 3 modules were signed).
+expect C_Sign:4+:CKR_SESSION_HANDLE_INVALID 1 1 3 "signing failed: C_Sign: CKR_SESSION_HANDLE_INVALID"
+# A removed token or a broken device: stop at once, no recovery attempted.
+expect C_Sign:4:CKR_DEVICE_REMOVED 1 1 3 "C_Sign: CKR_DEVICE_REMOVED"
+[ "$(n_calls C_OpenSession)" -eq 1 ] && t_pass "device removed: no session re-opened" ||
+	t_fail "device removed: no session re-opened" "$(n_calls C_OpenSession) C_OpenSession"
+expect C_Sign:2:CKR_TOKEN_NOT_PRESENT 1 1 1 "C_Sign: CKR_TOKEN_NOT_PRESENT"
+expect C_Sign:6:CKR_DEVICE_ERROR 1 1 5 "C_Sign: CKR_DEVICE_ERROR"
+expect C_Sign:1:CKR_FUNCTION_FAILED 1 1 0 "C_Sign: CKR_FUNCTION_FAILED"
+# A wrong PIN at login: nothing touched, one C_Login.
+fresh
+KBUILD_SIGN_PIN=4321 SLOWTOKEN_LOG=$LOG run_ms -r "$T/w" sha256 "$uri" "$cert"
+count_state
+[ "$rc" -eq 1 ] && [ "$orig" -eq $N ] && [ "$(n_calls C_Login)" -eq 1 ] &&
+	grep -q "CKR_PIN_INCORRECT" "$T/out" && ! grep -q 4321 "$T/out" &&
+	t_pass "wrong PIN: one C_Login, nothing touched, PIN not shown" ||
+	t_fail "wrong PIN: one C_Login, nothing touched, PIN not shown" "$(cat "$T/out")"
+t_done
