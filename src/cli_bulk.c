@@ -148,9 +148,12 @@ sign_one(struct bulk *b, size_t i)
 			return;
 		}
 		err = ms_cli_module_sign(b->job, lane, &w);
+		if (err != MS_OK) {
+			/* Before the lane goes back, so that no one signs after the failure. */
+			atomic_store(&b->stop, true);
+		}
 		lane_give(b, lane);
 		if (err != MS_OK) {
-			atomic_store(&b->stop, true);
 			ms_cli_module_clear(&w);
 			return;		/* left pending: untouched */
 		}
