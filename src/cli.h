@@ -49,6 +49,7 @@ struct ms_opts {
 	bool quiet;		/* -q: no progress line, no summary on success */
 	bool verbose;		/* -v: one line per module */
 	unsigned jobs;		/* -j N; 0: what is fastest for the key source */
+	unsigned token_timeout;	/* --token-timeout: seconds a signature may take; 0 none */
 	char **modules;		/* bulk: modules named on the command line */
 	size_t n_modules;
 	const char *files_from[8];	/* --files-from FILE ("-": stdin) */

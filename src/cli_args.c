@@ -22,6 +22,7 @@ enum {
 	OPT_FILES_FROM,
 	OPT_REPLACE,
 	OPT_SKIP_SIGNED,
+	OPT_TOKEN_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -32,6 +33,7 @@ static const struct option long_opts[] = {
 	{ "files-from", required_argument, NULL, OPT_FILES_FROM },
 	{ "replace", no_argument, NULL, OPT_REPLACE },
 	{ "skip-signed", no_argument, NULL, OPT_SKIP_SIGNED },
+	{ "token-timeout", required_argument, NULL, OPT_TOKEN_TIMEOUT },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -75,6 +77,8 @@ static const char help_text[] =
 	"                   default: what is fastest for the key source\n"
 	"  -q, --quiet      no progress line and no summary unless something failed\n"
 	"  -v, --verbose    one line per module signed\n"
+	"  --token-timeout <s>  stop when one signature takes longer (default 120,\n"
+	"                   0: wait for ever)\n"
 	"  --help, --version\n"
 	"\n"
 	"PIN (or passphrase of an encrypted key file), first that applies:\n"
@@ -90,12 +94,16 @@ usage(void)
 }
 
 static int
-parse_jobs(const char *s, unsigned *out)
+parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
 {
 	char *end = NULL;
-	unsigned long v = strtoul(s, &end, 10);
+	unsigned long v;
 
-	if (end == s || *end != '\0' || v < 1 || v > 256) {
+	if (*s < '0' || *s > '9') {
+		return -1;	/* strtoul would take "-1" and " 1" */
+	}
+	v = strtoul(s, &end, 10);
+	if (end == s || *end != '\0' || v < min || v > max) {
 		return -1;
 	}
 	*out = (unsigned)v;
@@ -127,6 +135,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	int opt;
 
 	memset(o, 0, sizeof(*o));
+	o->token_timeout = 120;
 	opterr = 1;
 	for (;;) {
 		opt = getopt_long(argc, argv, "sdpkb0qvj:r:", long_opts, NULL);
@@ -160,7 +169,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			o->verbose = true;
 			break;
 		case 'j':
-			if (parse_jobs(optarg, &o->jobs) != 0) {
+			if (parse_uint(optarg, 1, 256, &o->jobs) != 0) {
 				ms_cli_error("-j %s: want a number from 1 to 256", optarg);
 				return usage();
 			}
@@ -172,6 +181,12 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			}
 			o->dirs[o->n_dirs++] = optarg;
 			o->bulk = true;
+			break;
+		case OPT_TOKEN_TIMEOUT:
+			if (parse_uint(optarg, 0, 86400, &o->token_timeout) != 0) {
+				ms_cli_error("--token-timeout %s: want seconds from 0 to 86400", optarg);
+				return usage();
+			}
 			break;
 		case OPT_FILES_FROM:
 			if (o->n_files_from == sizeof(o->files_from) / sizeof(o->files_from[0])) {

@@ -5,6 +5,7 @@
  * for the signature itself, and write the result. With a slow token the
  * lanes are never idle; with a fast one every core is busy.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,6 +38,14 @@ struct bulk {
 	unsigned n_free;
 
 	pthread_mutex_t out_lock;	/* one writer on stderr at a time */
+
+	/* The watchdog: a token call that never returns cannot be cancelled. */
+	_Atomic uint64_t *busy_since;	/* per lane: ns when its signature began, 0 idle */
+	_Atomic size_t *busy_module;	/* per lane: the module being signed */
+	pthread_mutex_t done_lock;	/* guards n_done, with done_cond */
+	pthread_cond_t done_cond;
+	unsigned n_done;		/* workers that have returned */
+	size_t hung;			/* lanes found hung */
 	bool progress;			/* stderr is a terminal and not -q */
 	double t0, last_draw;
 };
@@ -47,6 +56,15 @@ static void
 on_signal(int sig)
 {
 	interrupted = sig;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static double
@@ -66,18 +84,30 @@ ms_cli_cpu_count(void)
 	return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;
 }
 
+/* A free lane, or UINT_MAX once the run stops (a hung lane never comes back). */
 static unsigned
 lane_take(struct bulk *b)
 {
-	unsigned lane;
+	unsigned lane = UINT_MAX;
 
 	pthread_mutex_lock(&b->lane_lock);
-	while (b->n_free == 0) {
+	while (b->n_free == 0 && !atomic_load(&b->stop)) {
 		pthread_cond_wait(&b->lane_cond, &b->lane_lock);
 	}
-	lane = b->lane_free[--b->n_free];
+	if (b->n_free > 0) {
+		lane = b->lane_free[--b->n_free];
+	}
 	pthread_mutex_unlock(&b->lane_lock);
 	return lane;
+}
+
+static void
+stop_all(struct bulk *b)
+{
+	atomic_store(&b->stop, true);
+	pthread_mutex_lock(&b->lane_lock);
+	pthread_cond_broadcast(&b->lane_cond);
+	pthread_mutex_unlock(&b->lane_lock);
 }
 
 static void
@@ -141,16 +171,23 @@ sign_one(struct bulk *b, size_t i)
 	}
 	if (err == MS_OK) {
 		lane = lane_take(b);
+		if (lane == UINT_MAX) {
+			ms_cli_module_clear(&w);
+			return;
+		}
 		/* Another lane may have failed while this one hashed. */
 		if (atomic_load(&b->stop)) {
 			lane_give(b, lane);
 			ms_cli_module_clear(&w);
 			return;
 		}
+		atomic_store(&b->busy_module[lane], i);
+		atomic_store(&b->busy_since[lane], now_ns());
 		err = ms_cli_module_sign(b->job, lane, &w);
+		atomic_store(&b->busy_since[lane], 0);
 		if (err != MS_OK) {
 			/* Before the lane goes back, so that no one signs after the failure. */
-			atomic_store(&b->stop, true);
+			stop_all(b);
 		}
 		lane_give(b, lane);
 		if (err != MS_OK) {
@@ -180,7 +217,65 @@ worker(void *arg)
 		}
 		sign_one(b, i);
 	}
+	pthread_mutex_lock(&b->done_lock);
+	b->n_done++;
+	pthread_cond_signal(&b->done_cond);
+	pthread_mutex_unlock(&b->done_lock);
 	return NULL;
+}
+
+/* Lanes whose signature has run past the token timeout; names each once. */
+static size_t
+hung_lanes(struct bulk *b)
+{
+	uint64_t limit = (uint64_t)b->job->opts->token_timeout * 1000000000u;
+	uint64_t t = now_ns();
+	size_t n = 0;
+
+	for (unsigned l = 0; l < b->job->signer->lanes; l++) {
+		uint64_t since = atomic_load(&b->busy_since[l]);
+
+		if (since != 0 && t - since > limit) {
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Waits for every worker, watching for a signature that does not come back
+ * within --token-timeout. Such a call cannot be cancelled, so the run stops:
+ * the other workers finish the module in hand, and the caller reports and
+ * exits without waiting for the hung one.
+ */
+static void
+wait_workers(struct bulk *b, unsigned started)
+{
+	pthread_mutex_lock(&b->done_lock);
+	while (b->n_done + b->hung < started) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&b->done_cond, &b->done_lock, &ts);
+		if (b->hung == 0 && b->job->opts->token_timeout > 0) {
+			b->hung = hung_lanes(b);
+			if (b->hung > 0) {
+				pthread_mutex_unlock(&b->done_lock);
+				for (unsigned l = 0; l < b->job->signer->lanes; l++) {
+					if (atomic_load(&b->busy_since[l]) != 0) {
+						ms_cli_error("%s: the token did not return the signature "
+							     "within %u s (--token-timeout): stopping",
+							     b->list->path[atomic_load(&b->busy_module[l])],
+							     b->job->opts->token_timeout);
+					}
+				}
+				stop_all(b);
+				pthread_mutex_lock(&b->done_lock);
+			}
+		}
+	}
+	pthread_mutex_unlock(&b->done_lock);
 }
 
 static void
@@ -246,8 +341,11 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 	b.list = list;
 	b.state = calloc(list->n + 1, 1);
 	b.lane_free = calloc(job->signer->lanes, sizeof(*b.lane_free));
+	b.busy_since = calloc(job->signer->lanes, sizeof(*b.busy_since));
+	b.busy_module = calloc(job->signer->lanes, sizeof(*b.busy_module));
 	th = calloc(n_workers, sizeof(*th));
-	if (b.state == NULL || b.lane_free == NULL || th == NULL) {
+	if (b.state == NULL || b.lane_free == NULL || b.busy_since == NULL ||
+	    b.busy_module == NULL || th == NULL) {
 		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
 		goto out;
 	}
@@ -257,6 +355,8 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 	pthread_mutex_init(&b.lane_lock, NULL);
 	pthread_cond_init(&b.lane_cond, NULL);
 	pthread_mutex_init(&b.out_lock, NULL);
+	pthread_mutex_init(&b.done_lock, NULL);
+	pthread_cond_init(&b.done_cond, NULL);
 	b.progress = !job->opts->quiet && isatty(STDERR_FILENO);
 	b.t0 = now();
 
@@ -274,10 +374,16 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 			break;
 		}
 	}
+	wait_workers(&b, started);
+	summary(&b);
+	if (b.hung > 0) {
+		/* A thread is stuck inside the token: no clean finalize is possible. */
+		fflush(NULL);
+		_exit(MS_EXIT_FAIL);
+	}
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(th[i], NULL);
 	}
-	summary(&b);
 	if (atomic_load(&b.signed_n) + atomic_load(&b.skipped_n) == list->n && list->n > 0) {
 		rc = MS_EXIT_OK;
 	} else if (list->n == 0) {
@@ -286,8 +392,12 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 	pthread_mutex_destroy(&b.lane_lock);
 	pthread_cond_destroy(&b.lane_cond);
 	pthread_mutex_destroy(&b.out_lock);
+	pthread_mutex_destroy(&b.done_lock);
+	pthread_cond_destroy(&b.done_cond);
 out:
 	free(th);
+	free(b.busy_since);
+	free(b.busy_module);
 	free(b.lane_free);
 	free(b.state);
 	return rc;

@@ -6,9 +6,22 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_inspect.h"
+
+/* A single module's token call that never returns: nothing was written yet. */
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "modsign: the token did not answer within --token-timeout: "
+				  "stopping; the module is untouched\n";
+
+	(void)sig;
+	(void)write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(MS_EXIT_FAIL);
+}
 
 /* The module list comes first: a bad list costs no token login. */
 static int
@@ -101,7 +114,12 @@ main(int argc, char **argv)
 			ms_cli_dirs_clean_stale(&dirs, false);
 		}
 		ms_cli_dirs_free(&dirs);
+		if (opts.token_timeout > 0) {
+			signal(SIGALRM, on_alarm);
+			alarm(opts.token_timeout);
+		}
 		err = ms_cli_sign_module(&job, opts.module, opts.dest);
+		alarm(0);
 	}
 	ms_cli_job_close(&job);
 	munlock(&job.pin, sizeof(job.pin));

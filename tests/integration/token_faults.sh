@@ -74,6 +74,27 @@ expect C_Sign:4:CKR_DEVICE_REMOVED 1 1 3 "C_Sign: CKR_DEVICE_REMOVED"
 expect C_Sign:2:CKR_TOKEN_NOT_PRESENT 1 1 1 "C_Sign: CKR_TOKEN_NOT_PRESENT"
 expect C_Sign:6:CKR_DEVICE_ERROR 1 1 5 "C_Sign: CKR_DEVICE_ERROR"
 expect C_Sign:1:CKR_FUNCTION_FAILED 1 1 0 "C_Sign: CKR_FUNCTION_FAILED"
+# A signature that never comes back: --token-timeout stops the run; what was
+# signed stays signed, the rest untouched (here after 2 s, not an hour).
+fresh
+start=$(date +%s)
+SLOWTOKEN_FAULT=C_Sign:3:HANG SLOWTOKEN_HANG_MS=600000 run_ms --token-timeout 2 -j 1 -r "$T/w" sha256 "$uri" "$cert"
+count_state
+if [ "$rc" -eq 1 ] && [ -z "$broken" ] && [ "$signed" -eq 2 ] && [ $(( $(date +%s) - start )) -lt 60 ] &&
+    grep -q "did not return the signature within 2 s" "$T/out" &&
+    grep -q "2 signed, 0 failed, 0 skipped (signed already), 8 not signed, of 10" "$T/out"; then
+	t_pass "hung C_Sign: stopped by --token-timeout, 2 signed, 8 untouched"
+else
+	t_fail "hung C_Sign: stopped by --token-timeout, 2 signed, 8 untouched" \
+		"exit $rc, signed $signed, broken:$broken" "$(tail -n 5 "$T/out")"
+fi
+fresh
+SLOWTOKEN_FAULT=C_Sign:1:HANG SLOWTOKEN_HANG_MS=600000 run_ms --token-timeout 2 sha256 "$uri" "$cert" "$T/w/mod000.ko"
+count_state
+[ "$rc" -eq 1 ] && [ "$orig" -eq $N ] && grep -q "did not answer within --token-timeout" "$T/out" &&
+	t_pass "hung C_Sign, one module: stopped, module untouched" ||
+	t_fail "hung C_Sign, one module: stopped, module untouched" "exit $rc" "$(cat "$T/out")"
+
 # A wrong PIN at login: nothing touched, one C_Login.
 fresh
 KBUILD_SIGN_PIN=4321 SLOWTOKEN_LOG=$LOG run_ms -r "$T/w" sha256 "$uri" "$cert"
