@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,38 @@ ms_modfile_init(struct ms_modfile *mf)
 	mf->tmp_path[0] = '\0';
 }
 
+/* Another run replacing the module again and again is given up on after this. */
+#define LOCK_ATTEMPTS 8
+
+/*
+ * Two modsign runs on one module: the second waits here (flock, held until
+ * the descriptor closes) until the first has replaced the module, then
+ * finds the path naming a new file (MS_E_CHANGED) and opens that one, whose
+ * signature decides what happens next. So each run works on a whole module
+ * and one never overwrites the other's result with a stale copy.
+ */
+static ms_err
+lock_current(int fd, const char *path, const struct stat *st)
+{
+	struct stat now;
+	int rc;
+
+	do {
+		rc = flock(fd, LOCK_EX);
+	} while (rc != 0 && errno == EINTR);
+	if (rc != 0) {
+		return MS_E_IO;
+	}
+	if (lstat(path, &now) != 0) {
+		return MS_E_CHANGED;
+	}
+	if (now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		errno = 0;
+		return MS_E_CHANGED;
+	}
+	return MS_OK;
+}
+
 ms_err
 ms_modfile_open(struct ms_modfile *mf, const char *path)
 {
@@ -58,20 +91,36 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 	 * O_NONBLOCK: a FIFO must not block us; it has no effect on the
 	 * regular file we require.
 	 */
-	do {
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	} while (fd < 0 && errno == EINTR);
-	if (fd < 0 && errno == ELOOP) {
-		err = mf_fail(mf, "open", ELOOP, MS_E_ARG);
-		goto out;
-	}
-	if (fd < 0) {
-		err = mf_fail(mf, "open", errno, MS_E_IO);
-		goto out;
-	}
-	if (fstat(fd, &st) != 0) {
-		err = mf_fail(mf, "fstat", errno, MS_E_IO);
-		goto out;
+	for (unsigned attempt = 0;; attempt++) {
+		do {
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		} while (fd < 0 && errno == EINTR);
+		if (fd < 0 && errno == ELOOP) {
+			err = mf_fail(mf, "open", ELOOP, MS_E_ARG);
+			goto out;
+		}
+		if (fd < 0) {
+			err = mf_fail(mf, "open", errno, MS_E_IO);
+			goto out;
+		}
+		if (fstat(fd, &st) != 0) {
+			err = mf_fail(mf, "fstat", errno, MS_E_IO);
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			break;		/* refused below; nothing to lock */
+		}
+		err = lock_current(fd, path, &st);
+		if (err == MS_OK) {
+			break;
+		}
+		(void)close(fd);
+		fd = -1;
+		if (err != MS_E_CHANGED || attempt == LOCK_ATTEMPTS) {
+			err = mf_fail(mf, err == MS_E_CHANGED ? "open" : "flock", errno,
+				      err == MS_E_CHANGED ? MS_E_CHANGED : MS_E_IO);
+			goto out;
+		}
 	}
 	if (S_ISDIR(st.st_mode)) {
 		err = mf_fail(mf, "open", EISDIR, MS_E_ARG);
