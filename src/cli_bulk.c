@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Bulk signing: worker threads take the next module, hash it on the host,
- * borrow a free signing lane (a token session or a parsed key copy) only
- * for the signature itself, and write the result. With a slow token the
- * lanes are never idle; with a fast one every core is busy.
+ * Bulk signing as a pipeline: worker threads take the next module and hash
+ * it on the host; one signer thread per lane (a token session or a parsed
+ * key copy) signs hashed modules back to back; the workers write what was
+ * signed. With a slow token the lanes never wait for a hash or a handover;
+ * with a fast one every core is busy. A few hashed modules per lane are
+ * queued; workers write before they hash more, so open files stay few.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_queue.h"
 
 enum mod_state {
 	MOD_PENDING = 0,
@@ -24,27 +27,34 @@ enum mod_state {
 	MOD_SKIPPED,		/* --skip-signed: already verifies */
 };
 
+/* One module on its way through the pipeline. */
+struct item {
+	struct ms_module_work w;
+	size_t i;		/* index in the list */
+};
+
 struct bulk {
 	struct ms_job *job;
 	const struct ms_module_list *list;
 	unsigned char *state;		/* enum mod_state per module */
 	atomic_size_t next;		/* next module to take */
-	atomic_bool stop;		/* a key failure or a signal: take no more */
+	atomic_bool stop;		/* a key failure: sign no more */
 	atomic_size_t signed_n, failed_n, skipped_n;
 
-	pthread_mutex_t lane_lock;	/* guards lane_free */
-	pthread_cond_t lane_cond;
-	unsigned *lane_free;		/* stack of free lane numbers */
-	unsigned n_free;
+	struct ms_queue hashed;		/* workers -> signers */
+	struct ms_queue signed_q;	/* signers -> workers */
+	unsigned n_workers;
+	atomic_uint producers_done;	/* workers that will take no more modules */
+	unsigned signers_done;		/* guarded by done_lock */
 
 	pthread_mutex_t out_lock;	/* one writer on stderr at a time */
 
 	/* The watchdog: a token call that never returns cannot be cancelled. */
 	_Atomic uint64_t *busy_since;	/* per lane: ns when its signature began, 0 idle */
 	_Atomic size_t *busy_module;	/* per lane: the module being signed */
-	pthread_mutex_t done_lock;	/* guards n_done, with done_cond */
+	pthread_mutex_t done_lock;	/* guards n_done, signers_done, hung */
 	pthread_cond_t done_cond;
-	unsigned n_done;		/* workers that have returned */
+	unsigned n_done;		/* threads that have returned */
 	size_t hung;			/* lanes found hung */
 	bool progress;			/* stderr is a terminal and not -q */
 	double t0, last_draw;
@@ -84,39 +94,12 @@ ms_cli_cpu_count(void)
 	return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;
 }
 
-/* A free lane, or UINT_MAX once the run stops (a hung lane never comes back). */
-static unsigned
-lane_take(struct bulk *b)
-{
-	unsigned lane = UINT_MAX;
-
-	pthread_mutex_lock(&b->lane_lock);
-	while (b->n_free == 0 && !atomic_load(&b->stop)) {
-		pthread_cond_wait(&b->lane_cond, &b->lane_lock);
-	}
-	if (b->n_free > 0) {
-		lane = b->lane_free[--b->n_free];
-	}
-	pthread_mutex_unlock(&b->lane_lock);
-	return lane;
-}
-
+/* A key failure or a hung token: hashed modules are signed no more. */
 static void
 stop_all(struct bulk *b)
 {
 	atomic_store(&b->stop, true);
-	pthread_mutex_lock(&b->lane_lock);
-	pthread_cond_broadcast(&b->lane_cond);
-	pthread_mutex_unlock(&b->lane_lock);
-}
-
-static void
-lane_give(struct bulk *b, unsigned lane)
-{
-	pthread_mutex_lock(&b->lane_lock);
-	b->lane_free[b->n_free++] = lane;
-	pthread_cond_signal(&b->lane_cond);
-	pthread_mutex_unlock(&b->lane_lock);
+	ms_queue_close(&b->hashed);
 }
 
 /* Redraws the progress line at most ten times a second; caller holds out_lock. */
@@ -155,72 +138,143 @@ finish_module(struct bulk *b, size_t i, enum mod_state st)
 	pthread_mutex_unlock(&b->out_lock);
 }
 
-/* Signs module @i; a failure of the key (not of the module) stops the run. */
 static void
-sign_one(struct bulk *b, size_t i)
+item_drop(struct item *it)
 {
-	struct ms_module_work w;
-	unsigned lane;
-	ms_err err;
+	ms_cli_module_clear(&it->w);
+	free(it);
+}
 
-	err = ms_cli_module_prepare(b->job, b->list->path[i], &w);
-	if (err == MS_OK && w.skipped) {
-		ms_cli_module_clear(&w);
-		finish_module(b, i, MOD_SKIPPED);
-		return;
-	}
-	if (err == MS_OK) {
-		lane = lane_take(b);
-		if (lane == UINT_MAX) {
-			ms_cli_module_clear(&w);
-			return;
-		}
-		/* Another lane may have failed while this one hashed. */
-		if (atomic_load(&b->stop)) {
-			lane_give(b, lane);
-			ms_cli_module_clear(&w);
-			return;
-		}
-		atomic_store(&b->busy_module[lane], i);
-		atomic_store(&b->busy_since[lane], now_ns());
-		err = ms_cli_module_sign(b->job, lane, &w);
-		atomic_store(&b->busy_since[lane], 0);
-		if (err != MS_OK) {
-			/* Before the lane goes back, so that no one signs after the failure. */
-			stop_all(b);
-		}
-		lane_give(b, lane);
-		if (err != MS_OK) {
-			ms_cli_module_clear(&w);
-			return;		/* left pending: untouched */
-		}
-		err = ms_cli_module_write(b->job, &w, NULL);
-	}
-	ms_cli_module_clear(&w);
+/* Writes a signed module and counts it. */
+static void
+write_one(struct bulk *b, struct item *it)
+{
+	ms_err err = ms_cli_module_write(b->job, &it->w, NULL);
+	size_t i = it->i;
+
+	item_drop(it);
 	finish_module(b, i, err == MS_OK ? MOD_SIGNED : MOD_FAILED);
 }
 
+/* Opens and hashes module @i, then hands it to the signers. */
+static void
+hash_one(struct bulk *b, size_t i)
+{
+	struct item *it = calloc(1, sizeof(*it));
+	ms_err err;
+
+	if (it == NULL) {
+		ms_cli_error("%s: %s", b->list->path[i], ms_err_str(MS_E_NOMEM));
+		finish_module(b, i, MOD_FAILED);
+		return;
+	}
+	it->i = i;
+	err = ms_cli_module_prepare(b->job, b->list->path[i], &it->w);
+	if (err != MS_OK || it->w.skipped) {
+		item_drop(it);
+		finish_module(b, i, err == MS_OK ? MOD_SKIPPED : MOD_FAILED);
+		return;
+	}
+	if (!ms_queue_push(&b->hashed, it)) {
+		item_drop(it);	/* the run stopped: left untouched */
+	}
+}
+
+static void
+thread_done(struct bulk *b, bool is_signer)
+{
+	pthread_mutex_lock(&b->done_lock);
+	b->n_done++;
+	if (is_signer) {
+		b->signers_done++;
+	}
+	/* The last signer (hung ones aside): nothing more will be signed. */
+	if (b->signers_done + b->hung == b->job->signer->lanes) {
+		ms_queue_close(&b->signed_q);
+	}
+	pthread_cond_broadcast(&b->done_cond);
+	pthread_mutex_unlock(&b->done_lock);
+}
+
+/*
+ * A worker writes what was signed first, so that modules leave the
+ * pipeline as fast as they enter; otherwise it hashes the next module
+ * (waiting while the signers have enough queued); when there are no more
+ * modules, it writes what the signers still hand over.
+ */
 static void *
 worker(void *arg)
 {
 	struct bulk *b = arg;
+	bool producing = true;
+	struct item *it;
 
 	for (;;) {
-		size_t i;
+		it = ms_queue_try_pop(&b->signed_q);
+		if (it != NULL) {
+			write_one(b, it);
+			continue;
+		}
+		if (producing) {
+			size_t i = SIZE_MAX;
 
-		if (atomic_load(&b->stop) || interrupted) {
-			break;
+			if (!atomic_load(&b->stop) && !interrupted) {
+				i = atomic_fetch_add(&b->next, 1);
+			}
+			if (i < b->list->n) {
+				hash_one(b, i);
+				continue;
+			}
+			producing = false;
+			if (atomic_fetch_add(&b->producers_done, 1) + 1 == b->n_workers) {
+				ms_queue_close(&b->hashed);
+			}
 		}
-		i = atomic_fetch_add(&b->next, 1);
-		if (i >= b->list->n) {
-			break;
+		it = ms_queue_pop(&b->signed_q);
+		if (it == NULL) {
+			break;		/* closed and empty: every signer is done */
 		}
-		sign_one(b, i);
+		write_one(b, it);
 	}
-	pthread_mutex_lock(&b->done_lock);
-	b->n_done++;
-	pthread_cond_signal(&b->done_cond);
-	pthread_mutex_unlock(&b->done_lock);
+	thread_done(b, false);
+	return NULL;
+}
+
+struct signer_arg {
+	struct bulk *b;
+	unsigned lane;
+};
+
+/* Signs hashed modules back to back on one lane. */
+static void *
+signer(void *arg)
+{
+	struct signer_arg *sa = arg;
+	struct bulk *b = sa->b;
+	unsigned lane = sa->lane;
+	struct item *it;
+
+	while ((it = ms_queue_pop(&b->hashed)) != NULL) {
+		ms_err err;
+
+		if (atomic_load(&b->stop)) {
+			item_drop(it);	/* left untouched */
+			continue;
+		}
+		atomic_store(&b->busy_module[lane], it->i);
+		atomic_store(&b->busy_since[lane], now_ns());
+		err = ms_cli_module_sign(b->job, lane, &it->w);
+		atomic_store(&b->busy_since[lane], 0);
+		if (err != MS_OK) {
+			stop_all(b);
+			item_drop(it);	/* left untouched */
+			continue;
+		}
+		if (!ms_queue_push(&b->signed_q, it)) {
+			item_drop(it);	/* cannot happen: closed after the signers */
+		}
+	}
+	thread_done(b, true);
 	return NULL;
 }
 
@@ -243,36 +297,39 @@ hung_lanes(struct bulk *b)
 }
 
 /*
- * Waits for every worker, watching for a signature that does not come back
+ * Waits for every thread, watching for a signature that does not come back
  * within --token-timeout. Such a call cannot be cancelled, so the run stops:
- * the other workers finish the module in hand, and the caller reports and
- * exits without waiting for the hung one.
+ * the others finish the modules in hand, and the caller reports and exits
+ * without waiting for the hung one.
  */
 static void
-wait_workers(struct bulk *b, unsigned started)
+wait_threads(struct bulk *b, unsigned total)
 {
 	pthread_mutex_lock(&b->done_lock);
-	while (b->n_done + b->hung < started) {
+	while (b->n_done + b->hung < total) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
 		pthread_cond_timedwait(&b->done_cond, &b->done_lock, &ts);
-		if (b->hung == 0 && b->job->opts->token_timeout > 0) {
-			b->hung = hung_lanes(b);
-			if (b->hung > 0) {
-				pthread_mutex_unlock(&b->done_lock);
-				for (unsigned l = 0; l < b->job->signer->lanes; l++) {
-					if (atomic_load(&b->busy_since[l]) != 0) {
-						ms_cli_error("%s: the token did not return the signature "
-							     "within %u s (--token-timeout): stopping",
-							     b->list->path[atomic_load(&b->busy_module[l])],
-							     b->job->opts->token_timeout);
-					}
-				}
-				stop_all(b);
-				pthread_mutex_lock(&b->done_lock);
+		if (b->hung != 0 || b->job->opts->token_timeout == 0) {
+			continue;
+		}
+		b->hung = hung_lanes(b);
+		if (b->hung == 0) {
+			continue;
+		}
+		for (unsigned l = 0; l < b->job->signer->lanes; l++) {
+			if (atomic_load(&b->busy_since[l]) != 0) {
+				ms_cli_error("%s: the token did not return the signature within "
+					     "%u s (--token-timeout): stopping",
+					     b->list->path[atomic_load(&b->busy_module[l])],
+					     b->job->opts->token_timeout);
 			}
+		}
+		stop_all(b);
+		if (b->signers_done + b->hung == b->job->signer->lanes) {
+			ms_queue_close(&b->signed_q);
 		}
 	}
 	pthread_mutex_unlock(&b->done_lock);
@@ -314,17 +371,23 @@ summary(struct bulk *b)
 	}
 }
 
+/* Hashing and writing take a core each; a slow token needs two to stay fed. */
 static unsigned
-worker_count(const struct ms_job *job, size_t n_modules)
+worker_count(size_t n_modules)
 {
-	unsigned lanes = job->signer->lanes;
-	/* One more worker than lanes hashes and writes while every lane signs. */
-	unsigned w = lanes + 1;
+	unsigned w = ms_cli_cpu_count() < 2 ? 2 : ms_cli_cpu_count();
 
-	if (w < ms_cli_cpu_count()) {
-		w = ms_cli_cpu_count();
-	}
 	return n_modules < w ? (unsigned)(n_modules == 0 ? 1 : n_modules) : w;
+}
+
+/* Counts a thread that could not be started as one that has finished. */
+static void
+not_started(struct bulk *b, bool is_signer)
+{
+	if (!is_signer && atomic_fetch_add(&b->producers_done, 1) + 1 == b->n_workers) {
+		ms_queue_close(&b->hashed);
+	}
+	thread_done(b, is_signer);
 }
 
 int
@@ -333,27 +396,32 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 	struct bulk b;
 	struct sigaction sa;
 	pthread_t *th = NULL;
-	unsigned n_workers = worker_count(job, list->n), started = 0;
+	struct signer_arg *sargs = NULL;
+	unsigned lanes = job->signer->lanes;
+	unsigned n_workers = worker_count(list->n), total = 0;
+	bool *joinable = NULL;
 	int rc = MS_EXIT_FAIL;
 
 	memset(&b, 0, sizeof(b));
 	b.job = job;
 	b.list = list;
+	b.n_workers = n_workers;
+
 	b.state = calloc(list->n + 1, 1);
-	b.lane_free = calloc(job->signer->lanes, sizeof(*b.lane_free));
-	b.busy_since = calloc(job->signer->lanes, sizeof(*b.busy_since));
-	b.busy_module = calloc(job->signer->lanes, sizeof(*b.busy_module));
-	th = calloc(n_workers, sizeof(*th));
-	if (b.state == NULL || b.lane_free == NULL || b.busy_since == NULL ||
-	    b.busy_module == NULL || th == NULL) {
+	b.busy_since = calloc(lanes, sizeof(*b.busy_since));
+	b.busy_module = calloc(lanes, sizeof(*b.busy_module));
+	th = calloc(n_workers + lanes, sizeof(*th));
+	joinable = calloc(n_workers + lanes, sizeof(*joinable));
+	sargs = calloc(lanes, sizeof(*sargs));
+	if (b.state == NULL || b.busy_since == NULL || b.busy_module == NULL || th == NULL ||
+	    joinable == NULL || sargs == NULL ||
+	    /* A few hashed modules per lane keep it busy; more would hold files open. */
+	    !ms_queue_init(&b.hashed, 2 * (size_t)lanes + 1) ||
+	    /* Room for every module: a signer never waits to hand one over. */
+	    !ms_queue_init(&b.signed_q, list->n + 1)) {
 		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
 		goto out;
 	}
-	for (unsigned i = 0; i < job->signer->lanes; i++) {
-		b.lane_free[b.n_free++] = job->signer->lanes - 1 - i;
-	}
-	pthread_mutex_init(&b.lane_lock, NULL);
-	pthread_cond_init(&b.lane_cond, NULL);
 	pthread_mutex_init(&b.out_lock, NULL);
 	pthread_mutex_init(&b.done_lock, NULL);
 	pthread_cond_init(&b.done_cond, NULL);
@@ -367,38 +435,51 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	for (; started < n_workers; started++) {
-		if (pthread_create(&th[started], NULL, worker, &b) != 0) {
-			ms_cli_error("cannot start a worker thread");
-			atomic_store(&b.stop, true);
-			break;
+	for (unsigned l = 0; l < lanes; l++, total++) {
+		sargs[l].b = &b;
+		sargs[l].lane = l;
+		joinable[total] = pthread_create(&th[total], NULL, signer, &sargs[l]) == 0;
+		if (!joinable[total]) {
+			ms_cli_error("cannot start a signing thread");
+			stop_all(&b);
+			not_started(&b, true);
 		}
 	}
-	wait_workers(&b, started);
+	for (unsigned w = 0; w < n_workers; w++, total++) {
+		joinable[total] = pthread_create(&th[total], NULL, worker, &b) == 0;
+		if (!joinable[total]) {
+			ms_cli_error("cannot start a worker thread");
+			not_started(&b, false);
+		}
+	}
+	wait_threads(&b, total);
 	summary(&b);
 	if (b.hung > 0) {
 		/* A thread is stuck inside the token: no clean finalize is possible. */
 		fflush(NULL);
 		_exit(MS_EXIT_FAIL);
 	}
-	for (unsigned i = 0; i < started; i++) {
-		pthread_join(th[i], NULL);
+	for (unsigned t = 0; t < total; t++) {
+		if (joinable[t]) {
+			pthread_join(th[t], NULL);
+		}
 	}
 	if (atomic_load(&b.signed_n) + atomic_load(&b.skipped_n) == list->n && list->n > 0) {
 		rc = MS_EXIT_OK;
 	} else if (list->n == 0) {
 		ms_cli_error("no modules to sign");
 	}
-	pthread_mutex_destroy(&b.lane_lock);
-	pthread_cond_destroy(&b.lane_cond);
 	pthread_mutex_destroy(&b.out_lock);
 	pthread_mutex_destroy(&b.done_lock);
 	pthread_cond_destroy(&b.done_cond);
+	ms_queue_clear(&b.hashed);
+	ms_queue_clear(&b.signed_q);
 out:
+	free(sargs);
+	free(joinable);
 	free(th);
 	free(b.busy_since);
 	free(b.busy_module);
-	free(b.lane_free);
 	free(b.state);
 	return rc;
 }
