@@ -490,8 +490,10 @@ sign_discard(CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG dn)
 }
 
 /*
- * SLOWTOKEN_SIGN_MS is paid by calls that make a signature, not by length
- * queries (o == NULL), which a token answers from the key size.
+ * SLOWTOKEN_SIGN_MS is how long a call that makes a signature takes in all:
+ * the real module's own work stands for the token's computation, and the
+ * rest is slept, so the floor of a run is exactly N x SIGN_MS. Length
+ * queries (o == NULL) are free: a token answers them from the key size.
  * CKR_BUFFER_TOO_SMALL sets the length the real module needs and leaves the
  * operation active, as the spec asks; BIGLEN claims one byte more than the
  * caller's buffer (or the real length, on a query) but writes nothing past it.
@@ -514,10 +516,12 @@ sp_C_Sign(const struct st_call *c, CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG 
 		}
 		return c->fault->rv;
 	}
-	if (o != NULL) {
-		sleep_ns(st_cfg.sign_ns);
-	}
 	rv = ST_REAL(C_Sign, (h, d, dn, o, on));
+	if (o != NULL) {
+		uint64_t spent = now_ns() - c->t_start;
+
+		sleep_ns(spent < st_cfg.sign_ns ? st_cfg.sign_ns - spent : 0);
+	}
 	if (rv == CKR_OK && on != NULL && c->fault != NULL && c->fault->kind == ST_FAULT_BIGLEN) {
 		*on = (cap > *on ? cap : *on) + 1;
 	}
