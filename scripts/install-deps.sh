@@ -9,7 +9,7 @@ base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev softhsm2 opens
 openssl linux-kbuild-6.1 file kmod xz-utils dpkg apt"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86"
-bench="libssl-dev libengine-pkcs11-openssl time"
+bench="libssl-dev libengine-pkcs11-openssl time eatmydata zstd"
 pkgs=""
 [ $# -gt 0 ] || set -- base
 for group in "$@"; do

@@ -1,0 +1,217 @@
+# shellcheck shell=bash disable=SC2034  # its globals are read by run.sh and report.sh
+# Sourced by bench/run.sh: everything the bench needs before it can time
+# anything. Packages, the module corpus and the ENGINE build of sign-file are
+# cached in $CACHE (outside git) and survive between runs; the SoftHSM2 token
+# lives in the run's temporary directory.
+
+# Debian packages the bench relies on, beyond what modsign builds with.
+BENCH_PKGS="linux-kbuild-6.1 softhsm2 opensc openssl libssl-dev libengine-pkcs11-openssl
+time eatmydata xz-utils zstd gcc libc6-dev"
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+
+# as_root CMD...: apt-get needs root; use sudo when we are not.
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# The project's own installer knows modsign's build and test packages; the
+# bench adds its own to the same call.
+install_packages() {
+	# shellcheck disable=SC2086  # a list of package names
+	"$TOP/scripts/install-deps.sh" $BENCH_PKGS || die "could not install: $BENCH_PKGS"
+}
+
+# The archive's package lists, refreshed once per run so that "newest" means
+# newest; an offline machine with a filled cache still runs.
+apt_update() {
+	[ "${BENCH_NO_UPDATE:-0}" = 1 ] && return 0
+	say "apt-get update"
+	as_root apt-get update -qq >/dev/null 2>&1 || say "apt-get update failed; using the lists at hand"
+}
+
+# fetch_deb PKG: prints the path of the cached .deb of PKG's candidate version,
+# downloading it when the cache lacks it.
+fetch_deb() {
+	local pkg=$1 ver file dir=$CACHE/debs
+	ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '/^Version:/ {print $2; exit}')
+	if [ -z "$ver" ]; then
+		# No list entry (offline, lists gone): fall back to what the cache has.
+		file=$(find "$dir" -maxdepth 1 -name "${pkg}_*.deb" 2>/dev/null | sort -V | tail -n 1)
+		[ -n "$file" ] || die "package $pkg is not in the archive lists and not cached"
+		printf '%s\n' "$file"
+		return 0
+	fi
+	file=$(find "$dir" -maxdepth 1 -name "${pkg}_${ver//:/%3a}_*.deb" 2>/dev/null | head -n 1)
+	if [ -z "$file" ]; then
+		mkdir -p "$dir"
+		say "apt-get download $pkg ($ver)"
+		# apt drops privileges to _apt for downloads when it can write there.
+		chown _apt "$dir" 2>/dev/null || true
+		(cd "$dir" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
+			die "apt-get download $pkg=$ver failed"
+		file=$(find "$dir" -maxdepth 1 -name "${pkg}_${ver//:/%3a}_*.deb" | head -n 1)
+		[ -n "$file" ] || die "apt-get download $pkg left no .deb in $dir"
+	fi
+	printf '%s\n' "$file"
+}
+
+# The newest linux-image-6.1.0-N-amd64-unsigned the archive offers (not the
+# cloud or rt flavours).
+newest_image_pkg() {
+	apt-cache pkgnames linux-image-6.1.0- 2>/dev/null |
+		grep -E '^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' | sort -V | tail -n 1
+}
+
+# sample_list N < sorted list: N entries spread evenly over the sorted list
+# (entry floor(i * total / N) for i = 0..N-1), so every directory of the tree
+# is represented and the choice never changes for a given package.
+sample_list() {
+	awk -v n="$1" '{ line[NR] = $0 }
+		END {
+			if (n > NR) n = NR
+			for (i = 0; i < n; i++) print line[int(i * NR / n) + 1]
+		}'
+}
+
+# strip_signatures < LIST: Debian's "-unsigned" image package is unsigned for
+# Secure Boot only: its modules carry the signature of Debian's build key.
+# The bench wants modules as kbuild has them before modules_sign, so each
+# appended signature is cut off: PKCS#7 (sig_len bytes), the 12-byte
+# struct module_signature (sig_len big-endian in its last 4 bytes) and the
+# 28-byte marker. Prints how many modules were cut. perl is in every Debian.
+strip_signatures() {
+	perl -e '
+		use strict;
+		my $marker = "~Module signature appended~\n";
+		my $cut = 0;
+		while (my $f = <STDIN>) {
+			chomp $f;
+			open(my $fh, "+<", $f) or die "$f: $!\n";
+			binmode $fh;
+			my $size = -s $fh;
+			next if $size < 40;
+			seek($fh, $size - 40, 0) or die "$f: $!\n";
+			read($fh, my $tail, 40) == 40 or die "$f: short read\n";
+			next if substr($tail, 12) ne $marker;
+			my $sig_len = unpack("N", substr($tail, 8, 4));
+			my $keep = $size - 40 - $sig_len;
+			die "$f: bad signature length $sig_len\n" if $keep <= 0;
+			truncate($fh, $keep) or die "$f: $!\n";
+			close($fh);
+			$cut++;
+		}
+		print "$cut\n";
+	'
+}
+
+# prepare_corpus: sets CORPUS_PKG, CORPUS_VER, CORPUS_DIR (with full/ and
+# sample/ trees of unsigned .ko and their relative lists full.list and
+# sample.list). Built once per package version and sample size.
+prepare_corpus() {
+	local pkg deb base ver dir tmp
+	pkg=$(newest_image_pkg)
+	if [ -z "$pkg" ]; then
+		# Offline with stale lists: the newest corpus already unpacked.
+		base=$(find "$CACHE/corpus" -mindepth 1 -maxdepth 1 -name 'linux-image-*' 2>/dev/null |
+			sort -V | tail -n 1)
+		[ -n "$base" ] || die "no linux-image-6.1.0-*-amd64-unsigned in apt-cache and none cached"
+		deb=""
+		pkg=$(basename "$base")
+		pkg=${pkg%_*}
+	else
+		deb=$(fetch_deb "$pkg")
+	fi
+	if [ -n "$deb" ]; then
+		ver=$(dpkg-deb -f "$deb" Version)
+	else
+		ver=${base##*_}
+	fi
+	CORPUS_PKG=$pkg
+	CORPUS_VER=$ver
+	CORPUS_DIR=$CACHE/corpus/${pkg}_${ver}
+	dir=$CORPUS_DIR
+	if [ ! -f "$dir/full.done" ] || [ ! -f "$dir/stripped" ]; then
+		say "unpacking $pkg $ver"
+		rm -rf "$dir"
+		tmp=$dir/unpack
+		mkdir -p "$tmp"
+		dpkg-deb -x "$deb" "$tmp"
+		# sign-file signs uncompressed modules: undo any .ko.xz / .ko.zst.
+		find "$tmp" -name '*.ko.xz' -exec xz -d {} +
+		find "$tmp" -name '*.ko.zst' -exec zstd -q -d --rm {} +
+		mkdir -p "$dir/full"
+		mv "$tmp"/lib/modules/* "$dir/full/"
+		rm -rf "$tmp"
+		find "$dir/full" -type f ! -name '*.ko' -delete
+		find "$dir/full" -type l -delete
+		(cd "$dir/full" && find . -type f -name '*.ko' | sed 's|^\./||' | LC_ALL=C sort) \
+			> "$dir/full.list"
+		[ -s "$dir/full.list" ] || die "no .ko in $deb"
+		CORPUS_STRIPPED=$( (cd "$dir/full" && strip_signatures) < "$dir/full.list") ||
+			die "cannot remove the build signatures of $pkg's modules"
+		echo "$CORPUS_STRIPPED" > "$dir/stripped"
+		touch "$dir/full.done"
+	fi
+	if [ ! -f "$dir/sample-$SAMPLE_N.done" ]; then
+		rm -rf "$dir/sample"
+		sample_list "$SAMPLE_N" < "$dir/full.list" > "$dir/sample.list"
+		mkdir -p "$dir/sample"
+		(cd "$dir/full" && xargs -d '\n' cp -a --parents -t "$dir/sample") < "$dir/sample.list"
+		rm -f "$dir"/sample-*.done
+		touch "$dir/sample-$SAMPLE_N.done"
+	fi
+	CORPUS_STRIPPED=$(cat "$dir/stripped")
+	FULL_N=$(wc -l < "$dir/full.list")
+	SAMPLE_REAL_N=$(wc -l < "$dir/sample.list")
+	FULL_BYTES=$(du -sb "$dir/full" | cut -f1)
+	SAMPLE_BYTES=$(du -sb "$dir/sample" | cut -f1)
+	# Unsigned now: the first module no longer ends in the signature marker.
+	local first
+	first=$(head -n 1 "$dir/full.list")
+	if tail -c 28 "$dir/full/$first" | grep -q 'Module signature appended'; then
+		die "$dir/full/$first is still signed"
+	fi
+}
+
+# build_signfile_engine: sets SIGNFILE_ENGINE to sign-file built from Debian's
+# linux-source-6.1 with the OpenSSL ENGINE branch (kernels before 6.12), the
+# only way sign-file reaches a token on Debian 12 (libengine-pkcs11-openssl;
+# Debian 12 has no pkcs11 provider). Nothing of the kernel source is kept in
+# git: the two files are extracted into the cache.
+build_signfile_engine() {
+	local deb ver dir
+	deb=$(fetch_deb linux-source-6.1)
+	ver=$(dpkg-deb -f "$deb" Version)
+	SIGNFILE_SRC_VER=$ver
+	dir=$CACHE/sign-file-engine/$ver
+	SIGNFILE_ENGINE=$dir/sign-file-engine
+	[ -x "$SIGNFILE_ENGINE" ] && return 0
+	say "building sign-file (ENGINE branch) from linux-source-6.1 $ver"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	# The source tarball sits inside the .deb; only sign-file.c and its
+	# header are taken out of it.
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -xO ./usr/src/linux-source-6.1.tar.xz |
+		tar -xJ -C "$dir" --strip-components=2 \
+			linux-source-6.1/scripts/sign-file.c linux-source-6.1/scripts/ssl-common.h ||
+		die "cannot extract scripts/sign-file.c from $deb"
+	# With OpenSSL 3 the file picks the provider branch; force the ENGINE one.
+	sed 's|^#if OPENSSL_VERSION_MAJOR >= 3$|#if 0 /* modsign bench: ENGINE branch forced */|' \
+		"$dir/sign-file.c" > "$dir/sign-file-engine.c"
+	grep -q 'modsign bench: ENGINE branch forced' "$dir/sign-file-engine.c" ||
+		die "sign-file.c of $ver: the OpenSSL 3 #if to patch was not found"
+	cc -O2 -Wno-deprecated-declarations -I"$dir" -o "$SIGNFILE_ENGINE.tmp" \
+		"$dir/sign-file-engine.c" -lcrypto || die "cannot compile $dir/sign-file-engine.c"
+	mv "$SIGNFILE_ENGINE.tmp" "$SIGNFILE_ENGINE"
+}
+
+# make_token: a SoftHSM2 token with the TEST-ONLY keys (PIN 1234, label
+# modsign-test, key label rsa2048) in the run's temporary directory.
+make_token() {
+	"$TOP/tests/lib/mktoken.sh" "$RUN/token" modsign-test "$PIN" ||
+		die "tests/lib/mktoken.sh failed"
+	export SOFTHSM2_CONF=$RUN/token/softhsm2.conf
+}
