@@ -38,27 +38,14 @@ struct pem_signer {
 
 static const char personalisation[] = "modsign pem signer";
 
+/* The hash RFC 6979 derives the ECDSA nonce with: the digest's own where mbedTLS has it. */
 static mbedtls_md_type_t
 md_type(enum ms_hash_alg alg)
 {
-	switch (alg) {
-	case MS_HASH_SHA1:
-		return MBEDTLS_MD_SHA1;
-	case MS_HASH_SHA224:
-		return MBEDTLS_MD_SHA224;
-	case MS_HASH_SHA256:
-		return MBEDTLS_MD_SHA256;
-	case MS_HASH_SHA384:
-		return MBEDTLS_MD_SHA384;
-	case MS_HASH_SHA512:
-		return MBEDTLS_MD_SHA512;
-	case MS_HASH_SHA3_256:
-	case MS_HASH_SHA3_384:
-	case MS_HASH_SHA3_512:
-		break;
-	}
-	/* RFC 6979 only needs an HMAC hash; SHA-512 is a fine stand-in. */
-	return MBEDTLS_MD_SHA512;
+	int t = ms_cms_hash_mbedtls_md(alg);
+
+	/* Only an HMAC hash is needed there; SHA-512 stands in for one mbedTLS lacks. */
+	return t == MBEDTLS_MD_NONE ? MBEDTLS_MD_SHA512 : (mbedtls_md_type_t)t;
 }
 
 static ms_err

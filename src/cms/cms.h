@@ -56,6 +56,13 @@ const char *ms_cms_hash_name(enum ms_hash_alg alg);
 /** ms_cms_hash_size() - digest length in bytes, 0 for an invalid value. */
 size_t ms_cms_hash_size(enum ms_hash_alg alg);
 
+/**
+ * ms_cms_hash_mbedtls_md() - the mbedtls_md_type_t of @alg, for the one
+ * other user of mbedTLS (the PEM-key signer); MBEDTLS_MD_NONE (0) when this
+ * mbedTLS cannot compute it.
+ */
+int ms_cms_hash_mbedtls_md(enum ms_hash_alg alg);
+
 /* Streaming digest; heap object owned by the caller. */
 struct ms_cms_digest;
 

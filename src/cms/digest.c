@@ -24,6 +24,14 @@ struct ms_cms_digest {
 	mbedtls_md_context_t md;
 };
 
+static mbedtls_md_type_t md_type(enum ms_hash_alg alg);
+
+int
+ms_cms_hash_mbedtls_md(enum ms_hash_alg alg)
+{
+	return (int)md_type(alg);
+}
+
 /* MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. */
 static mbedtls_md_type_t
 md_type(enum ms_hash_alg alg)

@@ -158,21 +158,10 @@ cms_load_key(const char *name, mbedtls_pk_context *pk)
 static mbedtls_md_type_t
 md_of(enum ms_hash_alg alg)
 {
-	switch (alg) {
-	case MS_HASH_SHA1:
-		return MBEDTLS_MD_SHA1;
-	case MS_HASH_SHA224:
-		return MBEDTLS_MD_SHA224;
-	case MS_HASH_SHA256:
-		return MBEDTLS_MD_SHA256;
-	case MS_HASH_SHA384:
-		return MBEDTLS_MD_SHA384;
-	case MS_HASH_SHA512:
-		return MBEDTLS_MD_SHA512;
-	default:
-		CHECK(false);
-	}
-	return MBEDTLS_MD_NONE;
+	int t = ms_cms_hash_mbedtls_md(alg);
+
+	CHECK(t != MBEDTLS_MD_NONE);
+	return (mbedtls_md_type_t)t;
 }
 
 size_t
