@@ -449,7 +449,7 @@ EOF
 - extrapolated sign-file loop / \`modsign -b\` = $(ratio "$extra" "$ms")x ($(fmt '%.1f' "$(calc "$extra / 60")") min against $(fmt '%.1f' "$ms") s)
 - token calls in the first run (slowtoken log): modsign, $n modules: $(slow_calls "$RUN/slowlog.c_ms_def"); sign-file, $SLOW_SUBSET modules: $(slow_calls "$RUN/slowlog.c_sf_subset")
 - modsign's first run, from the token's log: $(slow_timeline "$RUN/slowlog.c_ms_def" "$(first_run c_ms_def)")
-- over the token's own busy time (the floor plus what SoftHSM2 behind the shim and the sleeps' overshoot add): $(fmt '%+.2f' "$(slow_over_busy)")% for modsign's first run. slowtoken sleeps its latency on top of the real SoftHSM2 call, so the token itself needs more than the issue's floor; the target is still computed against the floor.
+- over the token's own busy time (the floor plus what SoftHSM2 behind the shim and the sleeps' overshoot add): $(fmt '%+.2f' "$(slow_over_busy)")% for modsign's first run. slowtoken makes each C_Sign last SLOWTOKEN_SIGN_MS in all (SoftHSM2's own work included), so the token's busy time exceeds the floor only by the calls around the signatures and the sleeps' overshoot; the target is computed against the floor.
 
 EOF
 }
