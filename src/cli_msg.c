@@ -6,6 +6,9 @@
 
 #include "cli.h"
 
+static void vsay(const char *kind, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
 static void
 vsay(const char *kind, const char *fmt, va_list ap)
 {

@@ -87,6 +87,13 @@ ms_mod_layout_read(struct ms_modfile *mf, struct ms_mod_layout *out, const char 
 		return err;
 	}
 	out->file_len = (uint64_t)mf->st.st_size;
+	/*
+	 * The kernel's trailer check lets sig_len 0 through and fails later, on
+	 * the empty PKCS#7: a marker with nothing to parse is a broken signature.
+	 */
+	if (info.sig_len == 0) {
+		return say(why, "trailer: sig_len is 0 (no PKCS#7)", MS_E_MALFORMED);
+	}
 	out->sig_len = info.sig_len;
 	out->info = info;
 	/* ms_mod_trailer_parse(): sig_len < file_len - 40, so at least one byte. */

@@ -101,6 +101,19 @@ cp "$mod" "$T/same.ko" && cp "$mod" "$T/same-ref.ko"
 t_check "dest equal to module signs in place" "$MODSIGN" sha256 "$key" "$cert" "$T/same.ko" "$T/same.ko"
 t_check "dest equal to module: same bytes as sign-file" same "$T/same-ref.ko" "$T/same.ko"
 
+# A trailer with sig_len 0 (found by fuzzing): a broken signature, not an
+# empty one, for verify, strip and --replace alike; the module is left alone.
+cp "$mod" "$T/zero.ko"
+printf '\000\000\002\000\000\000\000\000\000\000\000\000~Module signature appended~\n' >> "$T/zero.ko"
+cp "$T/zero.ko" "$T/zero-before.ko"
+run_ms verify "$T/zero.ko"
+expect_fail "sig_len 0: verify says why" 1 "FAIL .*zero.ko: trailer: sig_len is 0"
+run_ms strip "$T/zero.ko"
+expect_fail "sig_len 0: strip refuses" 1 "sig_len is 0"
+run_ms --replace sha256 "$key" "$cert" "$T/zero.ko"
+expect_fail "sig_len 0: --replace refuses" 1 "broken trailer"
+t_check "sig_len 0: module untouched" same "$T/zero-before.ko" "$T/zero.ko"
+
 if find "$T" -name '*.tmp' -o -name '*~signed~' | grep -q .; then
 	t_fail "no temporary file left" "$(find "$T" -name '*.tmp' -o -name '*~signed~')"
 else

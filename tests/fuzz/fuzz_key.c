@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Fuzz target: private key file loading (ms_signer_pem_is_encrypted and
+ * ms_signer_pem_open in src/signer_pem.c: PEM or DER, RSA or EC, encrypted
+ * or not) through a memfd, as the CLI opens a <key> file: first without a
+ * passphrase, then, when the key says it is encrypted, with the TEST-ONLY
+ * passphrase of tests/data/rsa2048.enc.key.pem. A key that loads signs
+ * one DigestInfo and is compared with the TEST-ONLY certificates.
+ * Input: the key file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ms_common.h"
+#include "fuzz.h"
+#include "signer.h"
+
+#define PASSPHRASE "test-passphrase"
+/* RSA-4096 at most: a larger fuzzed key is refused by capacity, not signed slowly. */
+#define SIG_CAP 512
+
+static const char *const fixed_names[] = {
+	"rsa2048.x509.der", "ec256.x509.der",
+};
+#define N_FIXED (sizeof(fixed_names) / sizeof(fixed_names[0]))
+
+static struct ms_cms_cert *fixed[N_FIXED];
+
+static void
+setup(void)
+{
+	static int done;
+
+	if (done) {
+		return;
+	}
+	for (size_t i = 0; i < N_FIXED; i++) {
+		size_t len = 0;
+		uint8_t *der = fuzz_data_load(fixed_names[i], &len);
+
+		if (ms_cms_cert_parse(der, len, &fixed[i]) != MS_OK) {
+			fuzz_die("a TEST-ONLY certificate does not parse");
+		}
+		free(der);
+	}
+	done = 1;
+}
+
+static void
+use_key(struct ms_signer *s)
+{
+	uint8_t digest[32], tbs[64], sig[SIG_CAP];
+	size_t tbs_len = 0, sig_len = 0;
+	char text[256];
+	enum ms_hash_alg alg = MS_HASH_SHA256;
+	ms_err err;
+
+	if (s->lanes != 1 || (s->type != MS_KEY_RSA && s->type != MS_KEY_EC)) {
+		fuzz_die("signer facts out of range");
+	}
+	memset(digest, 0x5a, sizeof(digest));
+	if (ms_cms_tbs_encode(s->type, alg, digest, sizeof(digest), tbs, sizeof(tbs),
+			      &tbs_len) != MS_OK) {
+		fuzz_die("ms_cms_tbs_encode");
+	}
+	err = s->ops->sign(s, 0, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	if (err == MS_OK && (sig_len == 0 || sig_len > sizeof(sig))) {
+		fuzz_die("signature length out of range");
+	}
+	(void)s->ops->sign(s, 1, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	for (size_t i = 0; i < N_FIXED; i++) {
+		(void)s->ops->match_cert(s, fixed[i]);
+	}
+	s->ops->describe(s, 0, text, sizeof(text));
+	s->ops->describe(s, 7, text, sizeof(text));
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ms_signer *s = NULL;
+	struct ms_pin pass;
+	char why[512];
+	const char *path;
+	int is_encrypted = 0;
+	ms_err err;
+
+	setup();
+	memset(&pass, 0, sizeof(pass));
+	path = fuzz_memfd_path(data, size);
+	why[0] = '\0';
+	err = ms_signer_pem_is_encrypted(path, &is_encrypted, why, sizeof(why));
+	if (err != MS_OK) {
+		is_encrypted = 0;
+	}
+	err = ms_signer_pem_open(path, NULL, 1, &s, why, sizeof(why));
+	if (err == MS_E_PIN) {
+		if (s != NULL) {
+			fuzz_die("signer returned with an error");
+		}
+		memcpy(pass.buf, PASSPHRASE, sizeof(PASSPHRASE));
+		pass.len = sizeof(PASSPHRASE) - 1;
+		pass.source = "KBUILD_SIGN_PIN";
+		pass.is_set = true;
+		err = ms_signer_pem_open(path, &pass, 1, &s, why, sizeof(why));
+		ms_pin_clear(&pass);
+	} else if (is_encrypted != 0) {
+		fuzz_die("is_encrypted said yes, open without a passphrase did not ask for one");
+	}
+	if (err != MS_OK) {
+		if (s != NULL) {
+			fuzz_die("signer returned with an error");
+		}
+		if (strnlen(why, sizeof(why)) == sizeof(why) || why[0] == '\0') {
+			fuzz_die("no reason for a key that does not load");
+		}
+		return 0;
+	}
+	use_key(s);
+	ms_signer_free(s);
+	return 0;
+}

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Regenerates the seed corpus of tests/fuzz/corpus/<target>/ from the TEST-ONLY
+# files of tests/data (deterministic; crash-* reproducers are kept).
+# Needs openssl for two SPKI and key conversions. Usage: tests/fuzz/mkcorpus.sh
+set -eu
+cd "$(dirname "$0")"
+D=../data
+C=corpus
+for t in trailer pkcs7 signed_data_check cert key list uri pin; do
+	mkdir -p "$C/$t"
+	find "$C/$t" -type f ! -name 'crash-*' -delete
+done
+
+# le64 N: 8 bytes, little-endian. be32 N: 4 bytes, big-endian.
+le64() { printf "$(printf '\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) \
+	$(($1 >> 24 & 255)) $(($1 >> 32 & 255)) $(($1 >> 40 & 255)) $(($1 >> 48 & 255)) \
+	$(($1 >> 56 & 255)))"; }
+be32() { printf "$(printf '\\%03o' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) $(($1 >> 8 & 255)) \
+	$(($1 & 255)))"; }
+# info ALGO HASH ID_TYPE SIG_LEN: module_signature, then the marker.
+trailer() { printf "$(printf '\\%03o' "$1" "$2" "$3" 0 0 0 0 0)"; be32 "$4"; \
+	printf '~Module signature appended~\n'; }
+# seed NAME: stdin with its length as the 8-byte prefix.
+seed_trailer() { local tmp; tmp=$(mktemp); cat >"$tmp"; { le64 "$(stat -c %s "$tmp")"; \
+	cat "$tmp"; } >"$C/trailer/$1"; rm -f "$tmp"; }
+
+p7=$D/cms/rsa2048-sha256.p7s
+{ cat $D/cms/mod.bin $p7; trailer 0 0 2 "$(stat -c %s $p7)"; } | seed_trailer signed-rsa2048
+{ printf 'ELFmodule'; printf 'SIGN'; trailer 0 0 2 4; } | seed_trailer small-signed
+{ printf 'SIG'; trailer 0 0 2 3; } | seed_trailer sig-reaches-start
+{ printf 'ELFmodule'; printf 'SIGN'; trailer 0 0 1 4; } | seed_trailer id-type-1
+{ printf 'ELFmodule'; printf 'SIGN'; trailer 1 4 2 4; } | seed_trailer nonzero-algo-hash
+{ printf 'ELFmodule'; printf 'SIGN'; trailer 0 0 2 4294967295; } | seed_trailer sig-len-max
+{ printf 'ab'; printf '~Module signature appended~\n'; } | seed_trailer marker-too-short
+head -c 64 /dev/zero | seed_trailer unsigned
+{ le64 9223372036854775807; printf 'x'; trailer 0 0 2 1; } >"$C/trailer/huge-file-len"
+{ le64 40; trailer 0 0 2 0; } >"$C/trailer/trailer-only"
+
+# pkcs7: flags (1: digests of mod.bin, 2: message certificates, 4: 64 digest
+# bytes follow, 8: drop a digest), then the blob.
+for f in $D/cms/*.p7s $D/pkcs7/*.p7s; do
+	n=$(basename "$f" .p7s)
+	{ printf '\001'; cat "$f"; } >"$C/pkcs7/$n"
+	cp "$f" "$C/signed_data_check/$n"
+done
+{ printf '\003'; cat $D/cms/openssl-certs.p7s; } >"$C/pkcs7/openssl-certs-own"
+{ printf '\003'; cat $D/pkcs7/ec384-certs.p7s; } >"$C/pkcs7/ec384-certs-own"
+{ printf '\004'; head -c 64 /dev/zero | tr '\0' 'Z'; cat $D/cms/ec256-sha256.p7s; } \
+	>"$C/pkcs7/ec256-sha256-wrong-digest"
+{ printf '\011'; cat $D/pkcs7/two-signers.p7s; } >"$C/pkcs7/two-signers-drop-digest"
+
+# cert: every certificate in DER and PEM, unsupported keys, a key before the
+# certificate (certs/signing_key.pem), SPKIs.
+for f in $D/*.x509.der $D/*.x509.pem $D/cms/*.x509.der; do
+	cp "$f" "$C/cert/$(basename "$f")"
+done
+cat $D/rsa2048.key.pem $D/rsa2048.x509.pem >"$C/cert/signing_key.pem"
+openssl x509 -in $D/rsa2048.x509.der -inform DER -noout -pubkey |
+	openssl pkey -pubin -outform DER >"$C/cert/rsa2048.spki.der"
+openssl x509 -in $D/ec256.x509.der -inform DER -noout -pubkey |
+	openssl pkey -pubin -outform DER >"$C/cert/ec256.spki.der"
+
+# key: every TEST-ONLY key form modsign reads.
+for f in $D/*.key.pem $D/*.key.der; do
+	cp "$f" "$C/key/$(basename "$f")"
+done
+openssl pkey -in $D/ec256.key.pem -outform DER >"$C/key/ec256.key.der"
+openssl pkey -in $D/ec384.key.pem >"$C/key/ec384.pkcs8.key.pem"
+
+# list: the --files-from file (each target run reads it in both separator modes).
+printf 'a.ko\nkernel/drivers/b.ko\n' >"$C/list/two"
+printf 'a.ko\000kernel/drivers/b.ko\000' >"$C/list/two-nul"
+printf '\n\na.ko\n\nb.ko' >"$C/list/blanks-no-final"
+printf 'a.ko\r\nb.ko\r\n' >"$C/list/crlf"
+printf 'a\000b.ko\n' >"$C/list/nul-in-name"
+{ head -c 4095 /dev/zero | tr '\0' 'x'; printf '\n'; } >"$C/list/name-4095"
+{ head -c 4096 /dev/zero | tr '\0' 'x'; printf '\n'; } >"$C/list/name-4096"
+
+# uri: pkcs11: URIs (RFC 7512) as users write them.
+u=$C/uri
+printf 'pkcs11:token=build;object=modsign;type=private?module-path=/nonexistent/libx.so' >$u/module-path
+printf 'pkcs11:token=build;id=%%01;type=private' >$u/id
+printf 'pkcs11:token=SmartCard-HSM%%20%%28UserPIN%%29;object=kernel;type=cert?module-name=opensc-pkcs11' >$u/module-name
+printf 'pkcs11:token=t;object=k?pin-source=file:/nonexistent/pin&module-name=softhsm2' >$u/pin-source
+printf 'pkcs11:token=t;object=k;pin-value=1234' >$u/pin-value-path
+printf 'pkcs11:token=t;object=k?pin-value=1234' >$u/pin-value-query
+printf 'pkcs11:model=SoftHSM%%20v2;manufacturer=SoftHSM%%20project;serial=1234abcd;slot-id=7' >$u/token-attrs
+printf 'pkcs11:library-manufacturer=x;library-description=y;library-version=1.2;slot-description=z;slot-manufacturer=w' >$u/library-attrs
+printf 'pkcs11:token=a;token=b' >$u/repeat
+printf 'PKCS11:token=a' >$u/scheme-upper
+printf 'pkcs11:token=a;bogus=1' >$u/unknown-attr
+printf 'pkcs11:type=secret-key' >$u/unknown-type
+printf 'pkcs11:' >$u/empty
+printf 'pkcs12:token=a' >$u/bad-scheme
+printf 'pkcs11:id=%%zz' >$u/bad-percent
+
+# pin: a mode byte (0-3: pin-source file: / file:// / path / FILE:,
+# 4: KBUILD_SIGN_PIN, 8: pin-value), then the text.
+p=$C/pin
+printf '\0001234\n' >$p/file
+printf '\0011234\r\n' >$p/file-slashes-crlf
+printf '\0021234' >$p/path
+printf '\0031234' >$p/scheme-upper
+printf '\0041234' >$p/env
+printf '\0101234\n' >$p/pin-value
+printf '\000' >$p/empty
+printf '\00012\00034' >$p/nul
+{ printf '\000'; head -c 256 /dev/zero | tr '\0' '7'; } >$p/max
+{ printf '\000'; head -c 256 /dev/zero | tr '\0' '7'; printf '\r\n'; } >$p/max-crlf
+{ printf '\000'; head -c 257 /dev/zero | tr '\0' '7'; } >$p/over
+{ printf '\010'; head -c 257 /dev/zero | tr '\0' '7'; } >$p/over-value
+echo "corpus: $(find "$C" -type f | wc -l) files"
