@@ -99,26 +99,38 @@ p11_attr_get(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
 	return MS_OK;
 }
 
+/* A fixed-size attribute: exactly @size bytes into @buf. */
+static ms_err
+attr_exact(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
+	   CK_ATTRIBUTE_TYPE type, uint8_t *buf, size_t size, struct ms_p11_fail *f)
+{
+	size_t len = 0;
+	ms_err err;
+
+	err = p11_attr_get(p11, h, obj, type, buf, size, &len, f);
+	if (err != MS_OK) {
+		return err;
+	}
+	if (len != size) {
+		p11_fail_set(f, "C_GetAttributeValue", CKR_OK, "%s is %zu bytes, not %zu",
+			     attr_name(type), len, size);
+		return MS_E_MALFORMED;
+	}
+	return MS_OK;
+}
+
 /* A CK_ULONG attribute (CKA_KEY_TYPE, CKA_CLASS): exactly sizeof(CK_ULONG). */
 ms_err
 p11_attr_ulong(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
 	       CK_ATTRIBUTE_TYPE type, CK_ULONG *out, struct ms_p11_fail *f)
 {
 	uint8_t buf[sizeof(CK_ULONG)];
-	size_t len = 0;
-	ms_err err;
+	ms_err err = attr_exact(p11, h, obj, type, buf, sizeof(buf), f);
 
-	err = p11_attr_get(p11, h, obj, type, buf, sizeof(buf), &len, f);
-	if (err != MS_OK) {
-		return err;
+	if (err == MS_OK) {
+		memcpy(out, buf, sizeof(buf));
 	}
-	if (len != sizeof(buf)) {
-		p11_fail_set(f, "C_GetAttributeValue", CKR_OK, "%s is %zu bytes, not %zu",
-			     attr_name(type), len, sizeof(buf));
-		return MS_E_MALFORMED;
-	}
-	memcpy(out, buf, sizeof(buf));
-	return MS_OK;
+	return err;
 }
 
 /* A CK_BBOOL attribute: exactly one byte, non-zero is true. */
@@ -127,18 +139,10 @@ p11_attr_bool(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
 	      CK_ATTRIBUTE_TYPE type, bool *out, struct ms_p11_fail *f)
 {
 	uint8_t buf[sizeof(CK_BBOOL)];
-	size_t len = 0;
-	ms_err err;
+	ms_err err = attr_exact(p11, h, obj, type, buf, sizeof(buf), f);
 
-	err = p11_attr_get(p11, h, obj, type, buf, sizeof(buf), &len, f);
-	if (err != MS_OK) {
-		return err;
+	if (err == MS_OK) {
+		*out = buf[0] != CK_FALSE;
 	}
-	if (len != sizeof(buf)) {
-		p11_fail_set(f, "C_GetAttributeValue", CKR_OK, "%s is %zu bytes, not 1",
-			     attr_name(type), len);
-		return MS_E_MALFORMED;
-	}
-	*out = buf[0] != CK_FALSE;
-	return MS_OK;
+	return err;
 }
