@@ -44,4 +44,12 @@ const char *fuzz_tmp_file(const uint8_t *p, size_t len);
  */
 uint8_t *fuzz_data_load(const char *name, size_t *len);
 
+struct ms_cms_cert;
+
+/*
+ * fuzz_certs_load() - parse the @n tests/data certificates @names into @out,
+ * or die (tests/fuzz/fuzz_certs.c; linked by the targets that use src/cms).
+ */
+void fuzz_certs_load(const char *const *names, struct ms_cms_cert **out, size_t n);
+
 #endif

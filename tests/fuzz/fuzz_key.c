@@ -34,15 +34,7 @@ setup(void)
 	if (done) {
 		return;
 	}
-	for (size_t i = 0; i < N_FIXED; i++) {
-		size_t len = 0;
-		uint8_t *der = fuzz_data_load(fixed_names[i], &len);
-
-		if (ms_cms_cert_parse(der, len, &fixed[i]) != MS_OK) {
-			fuzz_die("a TEST-ONLY certificate does not parse");
-		}
-		free(der);
-	}
+	fuzz_certs_load(fixed_names, fixed, N_FIXED);
 	done = 1;
 }
 

@@ -23,8 +23,9 @@ common="src/common/*.c"
 srcs_for() {
 	case $1 in
 	trailer) echo src/modfmt/*.c $common ;;
-	pkcs7 | signed_data_check | cert) echo src/cms/*.c $common ;;
-	key) echo src/signer_pem.c src/modfmt/*.c src/cms/*.c $common ;;
+	signed_data_check) echo src/cms/*.c $common ;;
+	pkcs7 | cert) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
+	key) echo tests/fuzz/fuzz_certs.c src/signer_pem.c src/modfmt/*.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c $common ;;
 	uri) echo src/pkcs11/*.c $common ;;
 	pin) echo src/cli_pin.c $common ;;
