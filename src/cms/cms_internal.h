@@ -72,6 +72,33 @@ ms_err ms_der_expect_only(struct ms_span in, uint8_t tag, struct ms_span *body) 
 /* Whether @s holds exactly the bytes @p, @len. */
 bool ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len);
 
+/* ---- sha256_ni.c: SHA-256/224 with the x86 SHA extensions ---- */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MS_HAVE_SHA_NI 1
+#else
+#define MS_HAVE_SHA_NI 0
+#endif
+
+/* Whether this CPU has SHA-NI (and SSSE3, SSE4.1); always false elsewhere. */
+bool ms_sha256_ni_available(void);
+
+#if MS_HAVE_SHA_NI
+struct ms_sha256_ni {
+	uint32_t h[8];
+	uint64_t total;		/* bytes hashed so far */
+	uint8_t buf[64];
+	size_t used;		/* bytes waiting in buf, < 64 */
+	bool is224;
+};
+
+/* Only where ms_sha256_ni_available(). finish() writes 32 (28) bytes,
+ * returns that count and starts the context again. */
+void ms_sha256_ni_start(struct ms_sha256_ni *c, bool is224);
+void ms_sha256_ni_update(struct ms_sha256_ni *c, const uint8_t *p, size_t len);
+size_t ms_sha256_ni_finish(struct ms_sha256_ni *c, uint8_t *out);
+#endif
+
 /* ---- hash.c: per-hash constants ---- */
 
 struct ms_hash_info {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Streaming module digests through mbedTLS's generic message-digest layer;
- * the only file of src/cms that uses mbedtls_md.
+ * Streaming module digests through mbedTLS's generic message-digest layer
+ * (the only file of src/cms that uses mbedtls_md), or SHA-NI for SHA-256
+ * and SHA-224 where the CPU has it (sha256_ni.c).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <mbedtls/md.h>
@@ -22,7 +24,31 @@
 struct ms_cms_digest {
 	enum ms_hash_alg alg;
 	mbedtls_md_context_t md;
+#if MS_HAVE_SHA_NI
+	bool use_ni;
+	struct ms_sha256_ni ni;
+#endif
 };
+
+#if MS_HAVE_SHA_NI
+/* CPUID is slow in a VM: ask once. 0 unknown, 1 no, 2 yes. */
+static atomic_int ni_state;
+
+static bool
+ni_usable(enum ms_hash_alg alg)
+{
+	int st = atomic_load(&ni_state);
+
+	if (alg != MS_HASH_SHA256 && alg != MS_HASH_SHA224) {
+		return false;
+	}
+	if (st == 0) {
+		st = ms_sha256_ni_available() ? 2 : 1;
+		atomic_store(&ni_state, st);
+	}
+	return st == 2;
+}
+#endif
 
 static mbedtls_md_type_t md_type(enum ms_hash_alg alg);
 
@@ -99,6 +125,14 @@ ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out)
 	}
 	d->alg = alg;
 	mbedtls_md_init(&d->md);
+#if MS_HAVE_SHA_NI
+	if (ni_usable(alg)) {
+		d->use_ni = true;
+		ms_sha256_ni_start(&d->ni, alg == MS_HASH_SHA224);
+		*out = d;
+		return MS_OK;
+	}
+#endif
 	if (mbedtls_md_setup(&d->md, info, 0) != 0) {
 		err = MS_E_NOMEM;	/* the only failure left once info is valid */
 		goto out;
@@ -124,6 +158,12 @@ ms_cms_digest_update(struct ms_cms_digest *d, const uint8_t *p, size_t len)
 	if (len == 0) {
 		return MS_OK;
 	}
+#if MS_HAVE_SHA_NI
+	if (d->use_ni) {
+		ms_sha256_ni_update(&d->ni, p, len);
+		return MS_OK;
+	}
+#endif
 	if (mbedtls_md_update(&d->md, p, len) != 0) {
 		return MS_E_INTERNAL;
 	}
@@ -146,6 +186,12 @@ ms_cms_digest_final(struct ms_cms_digest *d, uint8_t *out, size_t cap, size_t *o
 	if (cap < size) {
 		return MS_E_NOSPACE;
 	}
+#if MS_HAVE_SHA_NI
+	if (d->use_ni) {
+		*out_len = ms_sha256_ni_finish(&d->ni, out);
+		return MS_OK;
+	}
+#endif
 	if (mbedtls_md_finish(&d->md, out) != 0) {
 		return MS_E_INTERNAL;
 	}
