@@ -156,6 +156,29 @@ write_one(struct bulk *b, struct item *it)
 	finish_module(b, i, err == MS_OK ? MOD_SIGNED : MOD_FAILED);
 }
 
+/*
+ * Module @i is a second name (a hard link, or the path listed twice) of a
+ * module this run holds: it can be opened once that one is written. Until
+ * then write what the signers hand over, so that the wait always ends.
+ * False when the run stops meanwhile.
+ */
+static bool
+help_until_released(struct bulk *b)
+{
+	struct item *it;
+
+	if (atomic_load(&b->stop) || interrupted) {
+		return false;
+	}
+	it = ms_queue_try_pop(&b->signed_q);
+	if (it != NULL) {
+		write_one(b, it);
+	} else {
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	return true;
+}
+
 /* Opens and hashes module @i, then hands it to the signers. */
 static void
 hash_one(struct bulk *b, size_t i)
@@ -169,7 +192,13 @@ hash_one(struct bulk *b, size_t i)
 		return;
 	}
 	it->i = i;
-	err = ms_cli_module_prepare(b->job, b->list->path[i], &it->w);
+	while ((err = ms_cli_module_prepare(b->job, b->list->path[i], &it->w)) == MS_E_BUSY) {
+		ms_cli_module_clear(&it->w);
+		if (!help_until_released(b)) {
+			item_drop(it);	/* the run stopped: left untouched */
+			return;
+		}
+	}
 	if (err != MS_OK || it->w.skipped) {
 		item_drop(it);
 		finish_module(b, i, err == MS_OK ? MOD_SKIPPED : MOD_FAILED);

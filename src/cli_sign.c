@@ -4,6 +4,7 @@
  * bytes, encode the SignedData, then write <module>.p7s and the module.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +120,14 @@ write_outputs(struct ms_modfile *mf, const struct ms_opts *o, enum ms_write_mode
 	err = ms_modfile_write_signed_prefix(mf, dest, payload_len, cms, cms_len, mode);
 	if (err != MS_OK) {
 		say_modfile(mf, dest != NULL ? dest : module, err);
+		return err;
 	}
-	return err;
+	/* The signed module is a new file, as with sign-file: other links keep the old one. */
+	if (dest == NULL && mf->st.st_nlink > 1) {
+		ms_cli_warn("%s: had %ju other hard link(s); they still name the unsigned module",
+			    module, (uintmax_t)(mf->st.st_nlink - 1));
+	}
+	return MS_OK;
 }
 
 ms_err
@@ -193,6 +200,9 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 		return MS_E_NOMEM;
 	}
 	err = ms_modfile_open(w->mf, path);
+	if (err == MS_E_BUSY) {
+		return err;	/* another name of a module in hand: the caller waits */
+	}
 	if (err != MS_OK) {
 		say_modfile(w->mf, path, err);
 		return err;

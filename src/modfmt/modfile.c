@@ -77,6 +77,7 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 	ms_err err = MS_E_INTERNAL;
 	int fd = -1;
 	struct stat st;
+	bool held = false;	/* st's inode taken in held.c, until handed to @mf */
 
 	if (mf == NULL) {
 		return MS_E_ARG;
@@ -110,10 +111,21 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 		if (!S_ISREG(st.st_mode)) {
 			break;		/* refused below; nothing to lock */
 		}
+		err = ms_held_take(st.st_dev, st.st_ino);
+		if (err != MS_OK) {
+			err = mf_fail(mf, "open", 0, err);
+			goto out;
+		}
 		err = lock_current(fd, path, &st);
+		/* Waiting for the lock may have changed ctime (a link count). */
+		if (err == MS_OK && fstat(fd, &st) != 0) {
+			err = MS_E_IO;
+		}
 		if (err == MS_OK) {
+			held = true;
 			break;
 		}
+		ms_held_drop(st.st_dev, st.st_ino);
 		(void)close(fd);
 		fd = -1;
 		if (err != MS_E_CHANGED || attempt == LOCK_ATTEMPTS) {
@@ -140,6 +152,8 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 	}
 	mf->fd = fd;
 	fd = -1;
+	mf->held = held;
+	held = false;
 	mf->st = st;
 	mf->read_off = 0;
 	mf->op = NULL;
@@ -149,6 +163,9 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 out:
 	if (fd >= 0) {
 		(void)close(fd);
+	}
+	if (held) {
+		ms_held_drop(st.st_dev, st.st_ino);
 	}
 	return err;
 }
@@ -254,8 +271,12 @@ ms_modfile_clear(struct ms_modfile *mf)
 	}
 	mf->tmp_path[0] = '\0';
 	if (mf->fd >= 0) {
-		(void)close(mf->fd);
+		(void)close(mf->fd);	/* releases the flock */
 	}
 	mf->fd = -1;
+	if (mf->held) {
+		ms_held_drop(mf->st.st_dev, mf->st.st_ino);
+		mf->held = false;
+	}
 	mf->read_off = 0;
 }

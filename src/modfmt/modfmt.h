@@ -81,6 +81,7 @@ struct ms_modfile {
 	int sys_errno;
 	char tmp_path[4096];	/* temp file while writing, "" otherwise */
 	int tmp_fd;
+	bool held;		/* st's inode is in this process's held set (held.c) */
 };
 
 void ms_modfile_init(struct ms_modfile *mf);
@@ -89,8 +90,10 @@ void ms_modfile_init(struct ms_modfile *mf);
  * ms_modfile_open() - open @path read-only without following a symlink
  * (a symlink is MS_E_ARG with op "open" and sys_errno ELOOP, since signing
  * in place would replace the link, not sign its target). Must be a regular
- * file (a directory or device is MS_E_ARG).
- * Return: MS_OK, MS_E_IO, MS_E_ARG.
+ * file (a directory or device is MS_E_ARG). The module is locked (flock)
+ * until ms_modfile_clear(); if this process already holds its inode under
+ * another name, MS_E_BUSY at once rather than waiting for its own lock.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED, MS_E_BUSY.
  */
 ms_err ms_modfile_open(struct ms_modfile *mf, const char *path) MS_MUST_CHECK;
 

@@ -91,4 +91,12 @@ ms_err ms_pread_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got
 /** ms_write_full() - all @len bytes (EINTR and short writes handled). */
 ms_err ms_write_full(int fd, const uint8_t *p, size_t len, int *sys_errno) MS_MUST_CHECK;
 
+/*
+ * held.c: the inodes this process holds locked. ms_held_take() records one,
+ * or returns MS_E_BUSY if it is already held (MS_E_NOMEM); ms_held_drop()
+ * forgets it.
+ */
+ms_err ms_held_take(dev_t dev, ino_t ino) MS_MUST_CHECK;
+void ms_held_drop(dev_t dev, ino_t ino);
+
 #endif
