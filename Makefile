@@ -72,6 +72,28 @@ check: $(TST)/modsign $(TST)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.
 demo: modsign
 	tests/demo.sh
 
+# valgrind memcheck over the unit tests and the integration scripts
+# (tests/valgrind/README.md). A plain debug build: the release sources and
+# flags, -O1 -g, no sanitizers and no _FORTIFY_SOURCE (valgrind checks
+# instead), linked without the release's hardening flags.
+VG      := build/vg
+VG_OPT   = -O1 -g -fno-omit-frame-pointer
+VG_OBJ  := $(patsubst %.c,$(VG)/%.o,$(LIB_SRC) $(CLI_SRC))
+
+$(VG)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(VG_OPT) $(CFLAGS) -c -o $@ $<
+
+$(VG)/modsign: $(VG_OBJ) $(VG)/src/main.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(VG)/unit: $(VG_OBJ) $(patsubst %.c,$(VG)/%.o,$(UNIT_SRC))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+.PHONY: check-valgrind
+check-valgrind: $(VG)/modsign $(VG)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so)
+	tests/valgrind/run.sh
+
 # A PKCS#11 module for tests and benchmarks that forwards to SoftHSM2 and
 # adds latency, serialisation or faults (tests/slowtoken/README.md).
 build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/ckr_list.h

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs the Debian 12 packages modsign builds and tests with, when missing.
-# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|<package>]...   (default: base)
+# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|valgrind|<package>]...   (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl)
 #   kernel  make kernel-check: kernel build, busybox initramfs, qemu
 #   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
 #   fuzz    make fuzz: clang with libFuzzer
+#   valgrind  make check-valgrind: the suite under valgrind memcheck
 set -eu
 base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev softhsm2 opensc
 openssl linux-kbuild-6.1 file kmod xz-utils dpkg apt"
@@ -12,6 +13,7 @@ kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86"
 bench="libssl-dev libengine-pkcs11-openssl time eatmydata zstd"
 fuzz="clang libclang-rt-14-dev"
+valgrind="valgrind"
 pkgs=""
 [ $# -gt 0 ] || set -- base
 for group in "$@"; do
@@ -20,6 +22,7 @@ for group in "$@"; do
 	kernel) pkgs="$pkgs $base $kernel" ;;
 	bench) pkgs="$pkgs $base $bench" ;;
 	fuzz) pkgs="$pkgs $base $fuzz" ;;
+	valgrind) pkgs="$pkgs $base $valgrind" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name
 	esac
 done

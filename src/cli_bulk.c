@@ -486,6 +486,8 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list)
 	if (b.hung > 0) {
 		/* A thread is stuck inside the token: no clean finalize is possible. */
 		fflush(NULL);
+		free(joinable);	/* only this thread uses them; no leak at _exit */
+		free(th);
 		_exit(MS_EXIT_FAIL);
 	}
 	for (unsigned t = 0; t < total; t++) {

@@ -23,7 +23,7 @@ untouched() {
 # Wrong PIN: one C_Login (counted through OpenSC's pkcs11-spy), the CKR_ name,
 # no PIN in the output.
 export PKCS11SPY=$SOFTHSM PKCS11SPY_OUTPUT=$T/spy.log
-KBUILD_SIGN_PIN=98765 run_ms sha256 \
+KBUILD_SIGN_PIN=$WRONG_PIN run_ms sha256 \
 	"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$SPY" "$cert" "$T/m.ko"
 expect_fail "wrong PIN" 1 "C_Login.*CKR_PIN_INCORRECT"
 untouched "wrong PIN"
@@ -33,7 +33,7 @@ if [ "$logins" -eq 1 ]; then
 else
 	t_fail "wrong PIN: exactly one C_Login" "saw $logins"
 fi
-if grep -q 98765 "$T/out"; then
+if grep -qF "$WRONG_PIN" "$T/out"; then
 	t_fail "wrong PIN: PIN not in the output"
 else
 	t_pass "wrong PIN: PIN not in the output"

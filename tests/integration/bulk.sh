@@ -82,7 +82,7 @@ grep -q "24 signed, 1 failed, 0 skipped (signed already), 0 not signed, of 25" "
 
 # A wrong PIN stops the run before any module is touched.
 fresh
-KBUILD_SIGN_PIN=0000 run_ms -r "$T/w" sha256 "$uri" "$cert"
+KBUILD_SIGN_PIN=$WRONG_PIN run_ms -r "$T/w" sha256 "$uri" "$cert"
 expect_fail "wrong PIN in bulk mode" 1 "CKR_PIN_INCORRECT"
 untouched=0
 for m in $(find "$T/w" -name '*.ko'); do

@@ -34,7 +34,18 @@ bg_pid=""
 # Every modsign run here is bounded: a run that hangs (as the hard link
 # checks once did) is killed and fails its check instead of blocking the suite.
 # modsign handles SIGTERM itself, hence the KILL after 3 s more.
+# Under valgrind (tests/valgrind/run.sh) modsign is ~20x slower: longer
+# limits, and a longer moment after it takes a lock.
+# The slow token's signing time (SLOWTOKEN_SIGN_MS) is the window the tests
+# act in; it grows by SLOW_X.
 LIMIT=15
+SETTLE=0.1
+SLOW_X=1
+if [ -n "${MODSIGN_TEST_VALGRIND:-}" ]; then
+	LIMIT=90
+	SETTLE=0.5
+	SLOW_X=4
+fi
 ms() {
 	timeout -k 3 "$LIMIT" "$MODSIGN" "$@"
 }
@@ -43,6 +54,7 @@ run_ms() {
 	ms "$@" >"$T/out" 2>&1
 	rc=$?
 	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "(killed: still running after $LIMIT s)" >>"$T/out"
+	cat "$T/out" >>"${MS_LOG:-/dev/null}"	# run.sh looks for PINs there
 }
 
 fc_cleanup() {
@@ -76,7 +88,7 @@ done
 wait_locked() {
 	for _ in $(seq 400); do
 		if ! flock -n "$1" true 2>/dev/null; then
-			sleep 0.1
+			sleep "$SETTLE"
 			return 0
 		fi
 		sleep 0.02
@@ -285,7 +297,7 @@ if [ ! -f "$SHIM" ]; then
 elif disk midrun 128k; then
 	D=$T/midrun
 	cp "$T"/big/mod00[0-5].ko "$D/"
-	SLOWTOKEN_SIGN_MS=400 timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$D"/*.ko \
+	SLOWTOKEN_SIGN_MS=$((400 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$D"/*.ko \
 		>"$T/out" 2>&1 &
 	bg_pid=$!
 	for _ in $(seq 300); do
@@ -470,7 +482,7 @@ hl_check() {
 if [ -f "$SHIM" ]; then
 	rm -rf "$T/hl" && mkdir "$T/hl"
 	cp "$T/src/mod000.ko" "$T/hl/a.ko" && ln "$T/hl/a.ko" "$T/hl/b.ko"
-	SLOWTOKEN_SIGN_MS=1500 timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/hl/a.ko" >"$T/out1" 2>&1 &
+	SLOWTOKEN_SIGN_MS=$((1500 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/hl/a.ko" >"$T/out1" 2>&1 &
 	bg_pid=$!
 	wait_locked "$T/hl/a.ko" || echo "(the first run was not seen holding a.ko)" >>"$T/out1"
 	run_ms sha256 "$key" "$cert" "$T/hl/b.ko"
@@ -488,10 +500,10 @@ if [ -f "$SHIM" ]; then
 fi
 # These normally take a second: a shorter limit for the hang.
 hardlinked
-LIMIT=8 run_ms -j 2 -r "$T/hl" sha256 "$uri" "$cert"
+LIMIT=$((LIMIT / 2 + 1)) run_ms -j 2 -r "$T/hl" sha256 "$uri" "$cert"
 hl_check "hard links, -r over both directories, token, -j 2: every name signed"
 hardlinked
-LIMIT=8 run_ms -j 1 -b sha256 "$key" "$cert" "$T"/hl/x/mod00[0-2].ko "$T"/hl/y/mod00[0-2].ko \
+LIMIT=$((LIMIT / 2 + 1)) run_ms -j 1 -b sha256 "$key" "$cert" "$T"/hl/x/mod00[0-2].ko "$T"/hl/y/mod00[0-2].ko \
 	"$T"/hl/x/mod00[3-5].ko "$T"/hl/y/mod00[3-5].ko
 hl_check "hard links, -b, PEM key, -j 1: every name signed"
 no_temps "hard links: no temporary file left" "$T/hl"
@@ -506,7 +518,7 @@ if [ -f "$SHIM" ]; then
 	# Single module, replaced by mv.
 	mkdir -p "$T/rep"
 	cp "$T/src/mod000.ko" "$T/rep/m.ko"
-	SLOWTOKEN_SIGN_MS=1500 timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/rep/m.ko" >"$T/out" 2>&1 &
+	SLOWTOKEN_SIGN_MS=$((1500 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/rep/m.ko" >"$T/out" 2>&1 &
 	bg_pid=$!
 	caught=no
 	if wait_locked "$T/rep/m.ko"; then
@@ -525,7 +537,7 @@ if [ -f "$SHIM" ]; then
 	# Bulk, -j 1: mod001 replaced by mv, mod002 appended to, mod003 changed
 	# in place with its size and mtime restored (only ctime tells).
 	rm -rf "$T/rep" && mkdir "$T/rep" && cp "$T"/src/mod00[0-5].ko "$T/rep/"
-	SLOWTOKEN_SIGN_MS=700 timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$T"/rep/*.ko \
+	SLOWTOKEN_SIGN_MS=$((700 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$T"/rep/*.ko \
 		>"$T/out" 2>&1 &
 	bg_pid=$!
 	caught=""

@@ -61,14 +61,14 @@ expect_fail "--replace with --skip-signed is a usage error" 2 "exclude each othe
 # Encrypted PEM key, passphrase in KBUILD_SIGN_PIN as sign-file takes it.
 cp "$mod" "$T/enc.ko" && cp "$mod" "$T/enc-ref.ko"
 "$SIGNFILE" sha256 "$key" "$cert" "$T/enc-ref.ko"
-KBUILD_SIGN_PIN=test-passphrase run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko"
+KBUILD_SIGN_PIN=$KEY_PASS run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko"
 if [ "$rc" -eq 0 ] && same "$T/enc.ko" "$T/enc-ref.ko"; then
 	t_pass "encrypted PEM key with KBUILD_SIGN_PIN"
 else
 	t_fail "encrypted PEM key with KBUILD_SIGN_PIN" "$(cat "$T/out")"
 fi
 cp "$mod" "$T/enc.ko"
-KBUILD_SIGN_PIN=wrong-passphrase run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko"
+KBUILD_SIGN_PIN=$WRONG_KEY_PASS run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko"
 expect_fail "encrypted PEM key, wrong passphrase" 1 "wrong passphrase"
 run_ms sha256 "$DATA/rsa2048.enc.key.pem" "$cert" "$T/enc.ko" </dev/null
 expect_fail "encrypted PEM key, no passphrase" 1 "KBUILD_SIGN_PIN"

@@ -97,10 +97,10 @@ count_state
 
 # A wrong PIN at login: nothing touched, one C_Login.
 fresh
-KBUILD_SIGN_PIN=4321 SLOWTOKEN_LOG=$LOG run_ms -r "$T/w" sha256 "$uri" "$cert"
+KBUILD_SIGN_PIN=$WRONG_PIN SLOWTOKEN_LOG=$LOG run_ms -r "$T/w" sha256 "$uri" "$cert"
 count_state
 [ "$rc" -eq 1 ] && [ "$orig" -eq $N ] && [ "$(n_calls C_Login)" -eq 1 ] &&
-	grep -q "CKR_PIN_INCORRECT" "$T/out" && ! grep -q 4321 "$T/out" &&
+	grep -q "CKR_PIN_INCORRECT" "$T/out" && ! grep -qF "$WRONG_PIN" "$T/out" &&
 	t_pass "wrong PIN: one C_Login, nothing touched, PIN not shown" ||
 	t_fail "wrong PIN: one C_Login, nothing touched, PIN not shown" "$(cat "$T/out")"
 t_done

@@ -1,13 +1,24 @@
 # Shared helpers for tests/integration/*.sh (sourced, POSIX sh + bash).
 # Each test script: sources this, calls t_setup, runs checks, calls t_done.
 # Prints "PASS name" / "FAIL name" lines and ends with "N passed, N failed".
+#
+# No secret in any output: the PINs and passphrases below are strings no
+# output contains by accident, and tests/run.sh fails a script when one of
+# them (t_secrets) appears in its output, in the modsign output run_ms and
+# t_check collect in $MS_LOG, or in a file left under $T at cleanup (where
+# t_cleanup copies it into $MODSIGN_TEST_LOGDIR). Tests use $PIN, $WRONG_PIN
+# and $KEY_PASS, never other literals, and append the output of modsign runs
+# they make themselves to "$MS_LOG" rather than to /dev/null.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DATA=$TOP/tests/data
 MODSIGN=${MODSIGN:-$TOP/build/san/modsign}
 SIGNFILE=${SIGNFILE:-/usr/lib/linux-kbuild-6.1/scripts/sign-file}
 SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
-PIN=1234
+PIN=tPIN-q7Kx-M3z9	# user PIN of the t_token token
+WRONG_PIN=wPIN-v2Jd-B8n4	# a PIN every test token refuses
+KEY_PASS=test-passphrase	# of tests/data/rsa2048.enc.key.pem (fixed by the data)
+WRONG_KEY_PASS=wrong-passphrase
 t_passed=0
 t_failed=0
 
@@ -16,13 +27,34 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$TOP/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# t_secrets: every PIN and passphrase the tests give modsign, one a line.
+t_secrets() {
+	printf '%s\n' "$PIN" "$WRONG_PIN" "$KEY_PASS" "$WRONG_KEY_PASS"
+}
+
 t_setup() {
 	T=$(mktemp -d /tmp/modsign-test.XXXXXX)
+	T_NAME=$(basename "$0" .sh)
+	# Where run_ms and t_check keep every output: run.sh's log directory,
+	# or $T when run alone.
+	MS_LOG=${MODSIGN_TEST_LOGDIR:-$T}/$T_NAME.modsign.log
 	trap 't_cleanup' EXIT
 	unset KBUILD_SIGN_PIN
 }
 
+# Files under $T that hold a secret are kept for run.sh to report: all but
+# the token store (tokens/), PIN files given to modsign (*.pin) and the
+# call logs of OpenSC's pkcs11-spy (*spy*.log), which show the C_Login PIN.
 t_cleanup() {
+	if [ -n "${MODSIGN_TEST_LOGDIR:-}" ] && [ -d "$T" ]; then
+		t_secrets >"$T/.secrets"
+		grep -rlaF -f "$T/.secrets" --exclude-dir=tokens --exclude='*.pin' \
+			--exclude='*spy*.log' --exclude=.secrets "$T" 2>/dev/null |
+		while IFS= read -r f; do
+			dst=$MODSIGN_TEST_LOGDIR/$T_NAME.left/${f#"$T"/}
+			mkdir -p "$(dirname "$dst")" && cp "$f" "$dst"
+		done
+	fi
 	rm -rf "$T"
 }
 
@@ -58,6 +90,7 @@ t_check() {
 	else
 		t_fail "$name" "command: $*" "$(tail -n 15 "$T/.out")"
 	fi
+	cat "$T/.out" >>"${MS_LOG:-/dev/null}"
 }
 
 t_done() {
@@ -69,6 +102,7 @@ t_done() {
 run_ms() {
 	"$MODSIGN" "$@" >"$T/out" 2>&1
 	rc=$?
+	cat "$T/out" >>"${MS_LOG:-/dev/null}"
 	return 0
 }
 

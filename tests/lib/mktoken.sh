@@ -1,6 +1,9 @@
 #!/bin/sh
 # Creates a private SoftHSM2 token holding the TEST-ONLY keys of tests/data.
 # Usage: mktoken.sh DIR [LABEL] [USER-PIN]
+# USER-PIN defaults to 1234, the unit tests' PIN (tests/unit/test_p11_fixture.h);
+# integration tests pass the distinctive $PIN of tests/lib/common.sh, which
+# tests/run.sh looks for in every output.
 # Writes DIR/softhsm2.conf; callers export SOFTHSM2_CONF=DIR/softhsm2.conf.
 # Objects (private key, public key and certificate share label and id):
 #   rsa2048 01, rsa3072 02, rsa4096 03, ec256 04, ec384 05, ec521 06
