@@ -324,7 +324,7 @@ write_report() {
 Written by \`make bench\` (\`bench/run.sh\`) on $date; regenerate, do not edit.
 Each comparison runs its variants side by side, interleaved (A, B, C, A, B, C,
 ...), $REPS runs each in (a) and (b), $REPS_LONG in (c) and (d), every run on a fresh unsigned copy of the modules
-restored (and synced) outside the timed section. Times are wall-clock seconds,
+restored (and synced) outside the timed section$( [ "$BENCH_SETTLE" != 0 ] && printf ', and started %s s after the previous one ended (the work directory is on ext4 without a journal, where files freed in the last ~30 s slow down every file created: see `restore` in bench/run.sh)' "$BENCH_SETTLE"). Times are wall-clock seconds,
 medians with min and max. The keys are the TEST-ONLY keys of \`tests/data\`.
 
 ## Targets (issue 3)

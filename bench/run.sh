@@ -18,6 +18,8 @@
 #   BENCH_SECTIONS       which comparisons to run (default "a b c d")
 #   BENCH_OUT            report file (default BENCHMARKS.md at the top)
 #   BENCH_NO_UPDATE=1    skip apt-get update
+#   BENCH_SETTLE         seconds between timed runs (default 31 on ext4
+#                        without a journal, else 0; see restore)
 #   BENCH_KEEP=1         keep the run directory (logs, raw results)
 set -euo pipefail
 export LC_ALL=C
@@ -63,9 +65,9 @@ RUN=$(mktemp -d "${TMPDIR:-/tmp}/modsign-bench.XXXXXX")
 RES=$RUN/results.tsv
 # BENCH_KEEP=1 keeps the run's logs and results (for debugging the bench).
 if [ "${BENCH_KEEP:-0}" = 1 ]; then
-	trap 'rm -rf "$WORK"; say "kept $RUN"' EXIT
+	trap 'rm -rf "$WORK" "$CACHE/trash"; say "kept $RUN"' EXIT
 else
-	trap 'rm -rf "$RUN" "$WORK"' EXIT
+	trap 'rm -rf "$RUN" "$WORK" "$CACHE/trash"' EXIT
 fi
 mkdir -p "$RUN/log"
 : > "$RES"
@@ -74,11 +76,57 @@ MEASURE_FAILED=0
 # ---------------------------------------------------------------- running
 
 # restore PRISTINE: a fresh unsigned copy in $WORK, flushed to disk so that
-# the timed run neither pays nor is helped by the copy's write-back.
+# the timed run neither pays nor is helped by the copy's write-back. The
+# previous copy is moved aside, not deleted: deleting hundreds of files just
+# before a timed run makes every file the run creates slower (ext4 without a
+# journal, as here, skips inodes freed in the last ~30 s one by one at each
+# creation; perf showed up to a quarter of modsign's CPU in find_inode_bit),
+# which would charge the bench's clean-up, or the previous run's renames, to
+# whichever tool runs next. So on such a file system each timed run also
+# starts SETTLE seconds after the last one ended (settle). The copies are
+# deleted between sections (empty_trash), or early if the disk runs low.
+TRASH=$CACHE/trash
+LAST_END=0
+if [ -z "${BENCH_SETTLE:-}" ]; then
+	BENCH_SETTLE=0
+	dev=$(findmnt -n -o SOURCE -T "$CACHE" 2>/dev/null || true)
+	if [ "$(findmnt -n -o FSTYPE -T "$CACHE" 2>/dev/null)" = ext4 ] &&
+		[ -d /proc/fs/ext4/"${dev##*/}" ] && ! [ -d /proc/fs/jbd2/"${dev##*/}"-8 ]; then
+		BENCH_SETTLE=31
+	fi
+fi
+
+# settle: wait until BENCH_SETTLE seconds have passed since the last timed
+# run ended (or the trash was emptied).
+settle() {
+	local left
+	left=$(awk -v now="$EPOCHREALTIME" -v last="$LAST_END" -v s="$BENCH_SETTLE" \
+		'BEGIN { l = last + s - now; printf "%.1f", (l > 0 ? l : 0) }')
+	if [ "$left" != 0.0 ]; then
+		sleep "$left"
+	fi
+}
 restore() {
-	rm -rf "$WORK"
+	local need
+	need=$(du -sk "$1" | cut -f1)
+	mkdir -p "$TRASH"
+	if [ -e "$WORK" ]; then
+		mv "$WORK" "$TRASH/$EPOCHREALTIME"
+	fi
+	if [ "$(df -Pk "$CACHE" | awk 'NR == 2 { print $4 }')" -lt $((need * 4)) ]; then
+		empty_trash
+	fi
 	cp -a "$1" "$WORK"
 	sync
+}
+
+# empty_trash: deletes the copies moved aside; the next timed run settles.
+empty_trash() {
+	if [ -d "$TRASH" ] && [ -n "$(ls -A "$TRASH")" ]; then
+		rm -rf "$TRASH"
+		sync
+		LAST_END=$EPOCHREALTIME
+	fi
 }
 
 # abs_list RELLIST: the list with $WORK/ in front of each entry.
@@ -103,6 +151,7 @@ measure() {
 	log=$RUN/log/$id.$rep
 	MEASURE_TAG=$id.$rep	# for variants that leave notes about their run
 	rm -f "$RUN/rss"
+	settle
 	# `times` is a builtin: redirected, it still reports this shell's children.
 	times > "$RUN/times0"
 	t0=$EPOCHREALTIME
@@ -110,6 +159,7 @@ measure() {
 		status=fail
 	fi
 	t1=$EPOCHREALTIME
+	LAST_END=$t1
 	times > "$RUN/times1"
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
 	cpu=$(awk -v a="$(cpu_seconds "$RUN/times0")" -v b="$(cpu_seconds "$RUN/times1")" \
@@ -305,6 +355,7 @@ main() {
 
 	local s
 	for s in $SECTIONS; do
+		empty_trash
 		case $s in
 		a)
 			say "(a) PEM key, $SAMPLE_REAL_N modules"
