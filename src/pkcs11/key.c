@@ -208,7 +208,7 @@ find_public(struct ms_p11 *p11, CK_OBJECT_HANDLE *pub)
 	if (label != NULL) {
 		tmpl[n++] = *label;
 	}
-	err = p11_find(p11, tmpl, n, objs, 2, &found);
+	err = p11_find(p11, p11->sess[0].h, tmpl, n, objs, 2, &found);
 	if (err != MS_OK) {
 		return err;
 	}

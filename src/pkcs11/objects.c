@@ -79,10 +79,9 @@ describe_objects(struct ms_p11 *p11, struct ms_p11_fail *f)
  * 5.7); @cap above one is enough to tell "one" from "several".
  */
 ms_err
-p11_find(struct ms_p11 *p11, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl, CK_OBJECT_HANDLE *out,
-	 size_t cap, size_t *n_out)
+p11_find(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
+	 CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out)
 {
-	CK_SESSION_HANDLE h = p11->sess[0].h;
 	CK_ULONG n = 0;
 	CK_RV rv;
 
@@ -142,7 +141,7 @@ find_one(struct ms_p11 *p11, struct obj_query *q, const char *what, CK_OBJECT_HA
 	size_t n = 0;
 	ms_err err;
 
-	err = p11_find(p11, q->tmpl, q->n, objs, P11_FIND_MAX, &n);
+	err = p11_find(p11, p11->sess[0].h, q->tmpl, q->n, objs, P11_FIND_MAX, &n);
 	if (err != MS_OK) {
 		return err;
 	}
@@ -197,6 +196,30 @@ ms_p11_key_find(struct ms_p11 *p11, enum ms_p11_key_type *type_out)
 	p11->key = key;
 	p11->has_key = true;
 	*type_out = p11->key_type;
+	return MS_OK;
+}
+
+ms_err
+p11_key_refind(struct ms_p11 *p11, CK_SESSION_HANDLE h)
+{
+	struct obj_query q;
+	CK_OBJECT_HANDLE objs[2];
+	size_t n = 0;
+	ms_err err;
+
+	err = query_build(p11, &q, CKO_PRIVATE_KEY);
+	if (err == MS_OK) {
+		err = p11_find(p11, h, q.tmpl, q.n, objs, 2, &n);
+	}
+	if (err != MS_OK) {
+		return err;
+	}
+	if (n != 1) {
+		p11_fail_set(&p11->fail, NULL, CKR_OK,
+			     "%zu private keys match after logging in again", n);
+		return n == 0 ? MS_E_NOTFOUND : MS_E_AMBIGUOUS;
+	}
+	atomic_store(&p11->key, objs[0]);
 	return MS_OK;
 }
 

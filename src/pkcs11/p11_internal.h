@@ -79,7 +79,7 @@ struct ms_p11 {
 
 	/* The found private key (valid once has_key). */
 	bool has_key;
-	CK_OBJECT_HANDLE key;
+	_Atomic CK_OBJECT_HANDLE key;	/* replaced when a lost login is recovered */
 	enum ms_p11_key_type key_type;
 	bool key_always_auth;
 	size_t key_sig_len;		/* expected C_Sign length; 0 unknown (RSA only) */
@@ -126,12 +126,18 @@ ms_err p11_attr_bool(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE o
 		     CK_ATTRIBUTE_TYPE type, bool *out, struct ms_p11_fail *f) MS_MUST_CHECK;
 
 /* objects.c */
-ms_err p11_find(struct ms_p11 *p11, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
+ms_err p11_find(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
 		CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out) MS_MUST_CHECK;
 void p11_list_candidates(struct ms_p11 *p11, const CK_OBJECT_HANDLE *objs, size_t n);
 
 /* key.c */
 ms_err p11_key_facts(struct ms_p11 *p11, CK_OBJECT_HANDLE key) MS_MUST_CHECK;
+/*
+ * p11_key_refind() - look the key up again on session @h, by the same URI
+ * query: a token that forgot our login may also have dropped the handles of
+ * private objects (SoftHSM2 does). Caller holds recover_lock.
+ */
+ms_err p11_key_refind(struct ms_p11 *p11, CK_SESSION_HANDLE h) MS_MUST_CHECK;
 
 /* ec.c */
 size_t p11_ec_field_len(const uint8_t *params, size_t len);

@@ -89,9 +89,12 @@ ms_p11_rv_is_session_loss(unsigned long rv)
 	       rv == CKR_USER_NOT_LOGGED_IN;
 }
 
-/* Logs in on @h when the token has forgotten our login; @s->fail on failure. */
+/*
+ * Logs in on @h when the token has forgotten our login (*@relogged then
+ * true); @s->fail on failure.
+ */
 static ms_err
-login_again(struct ms_p11 *p11, struct p11_session *s, CK_SESSION_HANDLE h)
+login_again(struct ms_p11 *p11, struct p11_session *s, CK_SESSION_HANDLE h, bool *relogged)
 {
 	CK_SESSION_INFO info;
 	CK_RV rv;
@@ -115,6 +118,7 @@ login_again(struct ms_p11 *p11, struct p11_session *s, CK_SESSION_HANDLE h)
 	rv = p11_call_login(p11, h, CKU_USER, p11->pin);
 	if (rv == CKR_OK || rv == CKR_USER_ALREADY_LOGGED_IN) {
 		p11->logged_in = p11->logged_in || rv == CKR_OK;
+		*relogged = rv == CKR_OK;
 		return MS_OK;
 	}
 	if (rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
@@ -132,6 +136,7 @@ ms_p11_session_recover(struct ms_p11 *p11, unsigned session)
 {
 	struct p11_session *s;
 	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
+	bool relogged = false;
 	ms_err err;
 
 	if (p11 == NULL || !p11->has_token || session >= p11->n_sess) {
@@ -146,7 +151,13 @@ ms_p11_session_recover(struct ms_p11 *p11, unsigned session)
 	/* The old handle is dead or dying; what closing it says does not matter. */
 	(void)p11->fl->C_CloseSession(s->h);
 	s->h = h;
-	err = login_again(p11, s, h);
+	err = login_again(p11, s, h, &relogged);
+	if (err == MS_OK && relogged && p11->has_key) {
+		err = p11_key_refind(p11, h);
+		if (err != MS_OK) {
+			s->fail = p11->fail;
+		}
+	}
 out:
 	pthread_mutex_unlock(&p11->recover_lock);
 	return err;

@@ -287,3 +287,32 @@ MS_TEST(p11_sign_always_authenticate)
 	CHECK(p11t_wrap.n_login == 3);
 	p11t_done(p11);
 }
+
+/*
+ * A lost session whose token also forgot the login: recovery logs in again
+ * with the PIN already given, once, finds the key again (SoftHSM2 drops the
+ * handles of private objects at logout) and signs; a PIN refused before is
+ * never offered again. (Written with the mutation check, tests/mutants.)
+ */
+MS_TEST(p11_session_recover_login_again)
+{
+	uint8_t tbs[64], sig[512];
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	size_t tbs_len, sig_len = 0;
+
+	p11t_token();
+	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
+	p11t_wrap_install(p11);
+	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);	/* the token forgets */
+	CHECK(ms_p11_session_recover(p11, 0) == MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+	CHECK(sig_len == 256);
+	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);
+	atomic_store(&p11->pin_rejected, true);	/* as after a refused login */
+	CHECK(ms_p11_session_recover(p11, 0) == MS_E_PIN);
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
