@@ -42,7 +42,7 @@ TST := build/san
 REL_OBJ  := $(patsubst %.c,$(REL)/%.o,$(LIB_SRC) $(CLI_SRC) src/main.c)
 TST_OBJ  := $(patsubst %.c,$(TST)/%.o,$(LIB_SRC) $(CLI_SRC))
 
-.PHONY: all check unit install uninstall clean demo bench kernel-check fuzz
+.PHONY: all check unit install uninstall clean demo bench kernel-check fuzz check-mutants
 all: modsign
 
 modsign: $(REL_OBJ)
@@ -93,6 +93,13 @@ $(VG)/unit: $(VG_OBJ) $(patsubst %.c,$(VG)/%.o,$(UNIT_SRC))
 .PHONY: check-valgrind
 check-valgrind: $(VG)/modsign $(VG)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so)
 	tests/valgrind/run.sh
+
+# Mutation check (tests/mutants/README.md): each mutant is a small bug in a
+# guarantee; the tests must catch every one. Not part of `make check` or CI:
+# it builds and tests its own copies of the tree, one mutant at a time, under
+# nice (about 10 minutes on 2 cores). MUTANTS="name ..." runs a subset.
+check-mutants:
+	tests/mutants/run.sh $(MUTANTS)
 
 # A PKCS#11 module for tests and benchmarks that forwards to SoftHSM2 and
 # adds latency, serialisation or faults (tests/slowtoken/README.md).

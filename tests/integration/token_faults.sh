@@ -19,24 +19,8 @@ LOG=$T/calls.log
 mkdir "$T/ref" && cp "$T"/src/*.ko "$T/ref/"
 "$MODSIGN" -q -r "$T/ref" sha256 "$DATA/rsa2048.key.pem" "$cert"
 
-fresh() {
-	rm -rf "$T/w" "$LOG" && cp -a "$T/src" "$T/w"
-}
-
-# count_state: $signed and $orig over $T/w; $broken lists the others.
-count_state() {
-	signed=0 orig=0 broken=""
-	for m in "$T"/w/*.ko; do
-		b=$(basename "$m")
-		if same "$m" "$T/ref/$b"; then signed=$((signed + 1))
-		elif same "$m" "$T/src/$b"; then orig=$((orig + 1))
-		else broken="$broken $b"; fi
-	done
-}
-
-n_calls() {
-	grep -c "^$1 " "$LOG" 2>/dev/null || true
-}
+# shellcheck source=tests/lib/workset.sh
+. "$TOP/tests/lib/workset.sh"
 
 # expect FAULT JOBS STATUS SIGNED MESSAGE: run with the fault, then check.
 expect() {

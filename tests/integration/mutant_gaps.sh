@@ -1,0 +1,175 @@
+#!/bin/bash
+# Checks that tests/mutants showed missing (tests/mutants/README.md): the
+# bound on lost-session recoveries (3 a run, not 4); what C_Sign's reply
+# length may be (BIGLEN: more than the buffer; CKR_BUFFER_TOO_SMALL); one
+# module under more hard-linked names than the run has workers; no core
+# dumps and the PIN's memory locked during a run; stale temp cleanup leaving
+# other users' and live runs' files alone. Token faults through the shim
+# (tests/slowtoken), -j 1 so that the k-th C_Sign is the k-th signature.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+export KBUILD_SIGN_PIN=$PIN
+unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
+	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
+	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG
+make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || {
+	t_fail "build/slowtoken.so builds" "$(tail -n 20 "$T/make.out")"
+	t_done
+	exit 1
+}
+N=10
+uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so"
+key=$DATA/rsa2048.key.pem
+cert=$DATA/rsa2048.x509.der
+LOG=$T/calls.log
+"$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
+mkdir "$T/ref" && cp "$T"/src/*.ko "$T/ref/"
+"$MODSIGN" -q -r "$T/ref" sha256 "$key" "$cert" >>"$MS_LOG" 2>&1
+
+# shellcheck source=tests/lib/workset.sh
+. "$TOP/tests/lib/workset.sh"
+
+# expect NAME FAULT STATUS SIGNED PATTERN: a -j 1 run with the fault; the
+# status, how many are signed (the first SIGNED: -j 1 signs in order), the
+# others untouched, the summary, and a message matching PATTERN.
+expect() {
+	name=$1 fault=$2 want_rc=$3 want_signed=$4 msg=$5
+	fresh
+	SLOWTOKEN_LOG=$LOG SLOWTOKEN_FAULT=$fault run_ms -j 1 -r "$T/w" sha256 "$uri" "$cert"
+	count_state
+	summary="$want_signed signed, 0 failed, 0 skipped (signed already), $((N - want_signed)) not signed, of $N"
+	[ "$want_rc" -eq 0 ] && summary="$N signed, 0 failed, 0 skipped (signed already), 0 not signed, of $N"
+	if [ "$rc" -eq "$want_rc" ] && [ -z "$broken" ] && [ "$signed" -eq "$want_signed" ] &&
+	    [ "$orig" -eq $((N - want_signed)) ] && grep -q -- "$msg" "$T/out" &&
+	    grep -qF "$summary" "$T/out"; then
+		t_pass "$name: exit $want_rc, $want_signed of $N signed, the others untouched"
+	else
+		t_fail "$name: exit $want_rc, $want_signed of $N signed, the others untouched" \
+			"exit $rc, signed $signed, original $orig, broken:$broken" "$(tail -n 8 "$T/out")"
+	fi
+}
+
+# Four separate session losses, each cured by one re-open: the first three
+# are recovered, the fourth (the 8th C_Sign, on the 5th module) stops the run.
+loss=CKR_SESSION_HANDLE_INVALID
+expect "4 lost sessions, 3 recovered" \
+	"C_Sign:2:$loss,C_Sign:4:$loss,C_Sign:6:$loss,C_Sign:8:$loss" 1 4 "signing failed: C_Sign: $loss"
+n=$(grep -c "session re-opened" "$T/out")
+if [ "$n" -eq 3 ] && [ "$(grep -c '^C_OpenSession ' "$LOG")" -eq 4 ]; then
+	t_pass "4 lost sessions: exactly 3 re-opened"
+else
+	t_fail "4 lost sessions: exactly 3 re-opened" "$n warnings" \
+		"$(awk '{ print $1 }' "$LOG" | sort | uniq -c)"
+fi
+# Three are within the bound: everything signed.
+expect "3 lost sessions, all recovered" \
+	"C_Sign:2:$loss,C_Sign:4:$loss,C_Sign:6:$loss" 0 $N "session re-opened"
+
+# C_Sign claims one byte more than the buffer: refused as malformed, run
+# stopped, nothing written from the bogus length (ASan would see a read).
+expect "C_Sign reports a length over the buffer" "C_Sign:3:BIGLEN" 1 2 "C_Sign: .*returned [0-9]* bytes for a [0-9]*-byte buffer"
+# CKR_BUFFER_TOO_SMALL: modsign's buffer holds any signature of the key, so
+# the token is wrong; the run stops rather than trusting the length it asks for.
+expect "C_Sign says CKR_BUFFER_TOO_SMALL" "C_Sign:3:CKR_BUFFER_TOO_SMALL" 1 2 "C_Sign: CKR_BUFFER_TOO_SMALL"
+if [ "$(grep -c '^C_Sign ' "$LOG")" -eq 3 ]; then
+	t_pass "CKR_BUFFER_TOO_SMALL: not signed again"
+else
+	t_fail "CKR_BUFFER_TOO_SMALL: not signed again" "$(grep -c '^C_Sign ' "$LOG") C_Sign"
+fi
+
+# One module under more names (hard links) than the run has workers (two per
+# processor), all in one bulk run: every worker would block in flock() on the
+# inode the run itself holds, unless held.c turns the later names away until
+# the first is written. A slow token (200 ms a signature) makes sure every
+# worker has opened a name before the first signature is back. Each name
+# ends signed (a new file each, as with sign-file run on each name); a hang
+# is killed after 30 s.
+names=$(( 2 * $(nproc) + 3 ))
+rm -rf "$T/hl" && mkdir "$T/hl" && cp "$T/src/mod000.ko" "$T/hl/n00.ko"
+for i in $(seq 1 $((names - 1))); do ln "$T/hl/n00.ko" "$T/hl/n$(printf %02d "$i").ko"; done
+SLOWTOKEN_SIGN_MS=200 timeout -k 3 30 "$MODSIGN" -q -j 1 -r "$T/hl" sha256 "$uri" "$cert" >"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+ok=0
+for m in "$T"/hl/*.ko; do
+	same "$m" "$T/ref/mod000.ko" && ok=$((ok + 1))
+done
+if [ "$rc" -eq 0 ] && [ "$ok" -eq "$names" ]; then
+	t_pass "one module under $names hard-linked names, one bulk run: every name signed, no hang"
+else
+	t_fail "one module under $names hard-linked names, one bulk run: every name signed, no hang" \
+		"exit $rc$([ "$rc" -eq 124 ] && echo ' (killed: hung)'), $ok of $names signed" "$(tail -n 5 "$T/out")"
+fi
+
+# PIN safety seen from outside, while a bulk run signs on a slow token after
+# its login: no core dumps (RLIMIT_CORE 0, a core would carry the PIN) and
+# memory locked (the PIN's page, kept out of swap). Read in /proc, of the
+# release build: ASan's mlock() does nothing (the sanitizers intercept it).
+fresh
+# Started with core dumps allowed as far as the hard limit lets us, so that
+# a limit of 0 is modsign's own doing.
+(
+	ulimit -S -c "$(ulimit -H -c)" 2>/dev/null
+	SLOWTOKEN_LOG=$LOG SLOWTOKEN_SIGN_MS=300 exec "$TOP/modsign" -q -j 1 -r "$T/w" sha256 "$uri" \
+		"$cert" >"$T/out" 2>&1
+) &
+pid=$!
+for _ in $(seq 200); do
+	grep -q '^C_Login ' "$LOG" 2>/dev/null && break
+	sleep 0.05
+done
+exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
+core=$(awk '/^Max core file size/ { print $5, $6 }' "/proc/$pid/limits" 2>/dev/null)
+locked=$(awk '/^VmLck:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+wait "$pid"
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+if [ "${exe##*/}" != modsign ]; then
+	t_fail "core dumps and locked memory: modsign seen running" "${exe:-it had exited}"
+else
+	if [ "$core" = "0 0" ]; then
+		t_pass "during a run: core dumps off (RLIMIT_CORE 0)"
+	else
+		t_fail "during a run: core dumps off (RLIMIT_CORE 0)" "soft, hard: ${core:-unknown}"
+	fi
+	if [ "${locked:-0}" -gt 0 ]; then
+		t_pass "during a run: the PIN's memory is locked (VmLck $locked kB)"
+	else
+		t_fail "during a run: the PIN's memory is locked" "VmLck: ${locked:-unknown} kB"
+	fi
+fi
+[ "$rc" -eq 0 ] || t_fail "the run watched in /proc signs everything" "exit $rc" "$(tail -n 3 "$T/out")"
+
+# Stale temp files: a run removes its dead predecessors' own files, never
+# another user's, never a live run's. pid_max is never a pid: certainly gone.
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP stale temp files of another user: needs root (chown)"
+else
+	dead=$(cat /proc/sys/kernel/pid_max)
+	sleep 300 &
+	live=$!
+	for how in "-r DIR" single; do
+		fresh
+		mine=".mod000.ko.modsign-$dead-0123456789abcdef.tmp"
+		theirs=".mod001.ko.modsign-$dead-0123456789abcdef.tmp"
+		running=".mod002.ko.modsign-$live-0123456789abcdef.tmp"
+		echo junk >"$T/w/$mine" && echo junk >"$T/w/$theirs" && echo junk >"$T/w/$running"
+		chown 65534:65534 "$T/w/$theirs"
+		if [ "$how" = single ]; then
+			run_ms sha256 "$key" "$cert" "$T/w/mod000.ko"
+		else
+			run_ms -r "$T/w" sha256 "$key" "$cert"
+		fi
+		if [ "$rc" -eq 0 ] && [ ! -e "$T/w/$mine" ] && [ -e "$T/w/$theirs" ] &&
+		    [ -e "$T/w/$running" ]; then
+			t_pass "stale temp files ($how): a dead run's own removed; another user's and a live run's kept"
+		else
+			t_fail "stale temp files ($how): a dead run's own removed; another user's and a live run's kept" \
+				"exit $rc; left: $(find "$T/w" -name '*.tmp' -printf '%f ')" "$(tail -n 3 "$T/out")"
+		fi
+	done
+	kill "$live" 2>/dev/null
+	wait "$live" 2>/dev/null
+fi
+t_done
