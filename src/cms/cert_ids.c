@@ -178,7 +178,7 @@ attr_short_name(struct ms_span oid)
 static ms_err
 name_walk(struct ms_span name, struct text *t, bool cn_only)
 {
-	struct ms_span rdns = { NULL, 0 }, rdn = { NULL, 0 }, atv = { NULL, 0 };
+	struct ms_span rdns = { NULL, 0 }, rdn = { NULL, 0 };
 	struct ms_span oid = { NULL, 0 }, value = { NULL, 0 };
 	bool first_rdn = true;
 	uint8_t tag = 0;
@@ -192,16 +192,7 @@ name_walk(struct ms_span name, struct text *t, bool cn_only)
 		while (err == MS_OK && rdn.len > 0) {
 			const char *short_name = NULL;
 
-			err = ms_der_expect(&rdn, DER_SEQUENCE, &atv);
-			if (err == MS_OK) {
-				err = ms_der_expect(&atv, DER_OID, &oid);
-			}
-			if (err == MS_OK) {
-				err = ms_der_get(&atv, &tag, &value);
-			}
-			if (err == MS_OK && atv.len != 0) {
-				err = MS_E_MALFORMED;
-			}
+			err = ms_der_name_atv(&rdn, &oid, &tag, &value);
 			if (err != MS_OK) {
 				break;
 			}

@@ -71,6 +71,13 @@ ms_err ms_der_expect(struct ms_span *in, uint8_t tag, struct ms_span *body) MS_M
 ms_err ms_der_expect_only(struct ms_span in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
 /* Whether @s holds exactly the bytes @p, @len. */
 bool ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len);
+/*
+ * ms_der_name_atv() - take one AttributeTypeAndValue ::= SEQUENCE { type OID,
+ * value ANY } off the front of @rdn (the content of a Name's SET), nothing
+ * after the value (RFC 5280, 4.1.2.4).
+ */
+ms_err ms_der_name_atv(struct ms_span *rdn, struct ms_span *oid, uint8_t *tag,
+		       struct ms_span *value) MS_MUST_CHECK;
 
 /* ---- sha256_ni.c: SHA-256/224 with the x86 SHA extensions ---- */
 

@@ -102,3 +102,22 @@ ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len)
 {
 	return s.len == len && (len == 0 || memcmp(s.p, p, len) == 0);
 }
+
+ms_err
+ms_der_name_atv(struct ms_span *rdn, struct ms_span *oid, uint8_t *tag, struct ms_span *value)
+{
+	struct ms_span atv = { NULL, 0 };
+	ms_err err;
+
+	err = ms_der_expect(rdn, DER_SEQUENCE, &atv);
+	if (err == MS_OK) {
+		err = ms_der_expect(&atv, DER_OID, oid);
+	}
+	if (err == MS_OK) {
+		err = ms_der_get(&atv, tag, value);
+	}
+	if (err == MS_OK && atv.len != 0) {
+		err = MS_E_MALFORMED;
+	}
+	return err;
+}

@@ -41,7 +41,7 @@ sig_alg_from_oid(struct ms_span oid, enum ms_key_type *type, enum ms_hash_alg *s
 static ms_err
 check_name(struct ms_span name)
 {
-	struct ms_span rdns = { NULL, 0 }, rdn = { NULL, 0 }, atv = { NULL, 0 };
+	struct ms_span rdns = { NULL, 0 }, rdn = { NULL, 0 };
 	struct ms_span oid = { NULL, 0 }, value = { NULL, 0 };
 	uint8_t tag = 0;
 	ms_err err;
@@ -53,16 +53,7 @@ check_name(struct ms_span name)
 			err = MS_E_MALFORMED;
 		}
 		while (err == MS_OK && rdn.len > 0) {
-			err = ms_der_expect(&rdn, DER_SEQUENCE, &atv);
-			if (err == MS_OK) {
-				err = ms_der_expect(&atv, DER_OID, &oid);
-			}
-			if (err == MS_OK) {
-				err = ms_der_get(&atv, &tag, &value);
-			}
-			if (err == MS_OK && atv.len != 0) {
-				err = MS_E_MALFORMED;
-			}
+			err = ms_der_name_atv(&rdn, &oid, &tag, &value);
 		}
 	}
 	return err;
