@@ -49,6 +49,7 @@ struct ms_cms_cert;
 /*
  * fuzz_certs_load() - parse the @n tests/data certificates @names into @out,
  * or die (tests/fuzz/fuzz_certs.c; linked by the targets that use src/cms).
+ * Once per process: nothing is done when @out[0] is already set.
  */
 void fuzz_certs_load(const char *const *names, struct ms_cms_cert **out, size_t n);
 

@@ -34,18 +34,6 @@ static const char *const fixed_names[] = {
 static struct ms_cms_cert *fixed[N_FIXED];
 
 static void
-setup(void)
-{
-	static int done;
-
-	if (done) {
-		return;
-	}
-	fuzz_certs_load(fixed_names, fixed, N_FIXED);
-	done = 1;
-}
-
-static void
 check_text(const char *text, size_t cap)
 {
 	if (strnlen(text, cap) == cap) {
@@ -223,7 +211,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ms_span skid;
 	ms_err err;
 
-	setup();
+	fuzz_certs_load(fixed_names, fixed, N_FIXED);
 	for (size_t i = 0; i < N_FIXED; i++) {
 		input_against(fixed[i], data, size);
 	}

@@ -27,18 +27,6 @@ static const char *const fixed_names[] = {
 static struct ms_cms_cert *fixed[N_FIXED];
 
 static void
-setup(void)
-{
-	static int done;
-
-	if (done) {
-		return;
-	}
-	fuzz_certs_load(fixed_names, fixed, N_FIXED);
-	done = 1;
-}
-
-static void
 use_key(struct ms_signer *s)
 {
 	uint8_t digest[32], tbs[64], sig[SIG_CAP];
@@ -77,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int is_encrypted = 0;
 	ms_err err;
 
-	setup();
+	fuzz_certs_load(fixed_names, fixed, N_FIXED);
 	memset(&pass, 0, sizeof(pass));
 	path = fuzz_memfd_path(data, size);
 	why[0] = '\0';

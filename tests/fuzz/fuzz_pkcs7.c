@@ -33,14 +33,10 @@ static size_t mod_bin_len;
 static void
 setup(void)
 {
-	static int done;
-
-	if (done) {
-		return;
-	}
 	fuzz_certs_load(fixed_names, fixed, N_FIXED);
-	mod_bin = fuzz_data_load("cms/mod.bin", &mod_bin_len);
-	done = 1;
+	if (mod_bin == NULL) {
+		mod_bin = fuzz_data_load("cms/mod.bin", &mod_bin_len);
+	}
 }
 
 /* The digest of mod.bin, or zeros when this mbedTLS lacks the hash. */
