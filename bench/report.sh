@@ -295,15 +295,9 @@ failed_calls() {
 
 # ---------------------------------------------------------------- report
 
-# fs_journal_note: ", no journal" when $CACHE is on ext4 without one (as on
-# this project's VMs): there every new file's inode allocation skips the
-# inodes freed in the last ~30 s, which both tools pay for each module.
-# (A journaled ext4 has /proc/fs/jbd2/<device>-8.)
+# fs_journal_note: ", no journal" when $CACHE is on ext4 without one.
 fs_journal_note() {
-	local dev
-	dev=$(findmnt -n -o SOURCE -T "$CACHE" 2>/dev/null) || return 0
-	if [ "$(findmnt -n -o FSTYPE -T "$CACHE")" = ext4 ] && [ -d /proc/fs/ext4/"${dev##*/}" ] &&
-		! [ -d /proc/fs/jbd2/"${dev##*/}"-8 ]; then
+	if ext4_without_journal "$CACHE"; then
 		printf ', no journal'
 	fi
 }

@@ -89,9 +89,7 @@ TRASH=$CACHE/trash
 LAST_END=0
 if [ -z "${BENCH_SETTLE:-}" ]; then
 	BENCH_SETTLE=0
-	dev=$(findmnt -n -o SOURCE -T "$CACHE" 2>/dev/null || true)
-	if [ "$(findmnt -n -o FSTYPE -T "$CACHE" 2>/dev/null)" = ext4 ] &&
-		[ -d /proc/fs/ext4/"${dev##*/}" ] && ! [ -d /proc/fs/jbd2/"${dev##*/}"-8 ]; then
+	if ext4_without_journal "$CACHE"; then
 		BENCH_SETTLE=31
 	fi
 fi
