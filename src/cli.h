@@ -159,26 +159,41 @@ ms_err ms_cli_list_build(const struct ms_opts *o, struct ms_module_list *list) M
 void ms_cli_list_free(struct ms_module_list *list);
 
 /*
+ * The distinct directories of a list of paths (cli_dirs.c), and for a bulk
+ * run which directory each module is in, so that a directory is fsync'd as
+ * soon as its last module is done rather than all at the end.
+ */
+struct ms_dir_set {
+	char **dir;
+	size_t n;
+	size_t *dir_of;		/* per path: index in @dir, SIZE_MAX for a NULL path */
+	atomic_size_t *left;	/* per directory: modules not done yet */
+	atomic_bool *synced;	/* per directory: fsync'd already */
+	int *sync_errno;	/* per directory: why its fsync failed, 0 if it did not */
+};
+
+/*
  * ms_cli_bulk_run() - sign every module of @list with the job's key:
  * modules hashed on worker threads while the key signs on its lanes. A
  * module's own failure is reported and the others go on; a failure of the
  * key (token) stops the run and leaves the rest untouched.
  * Return: MS_EXIT_OK when every module was signed, else MS_EXIT_FAIL.
  */
-int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list);
-
-/* The distinct directories of a list of paths (cli_dirs.c). */
-struct ms_dir_set {
-	char **dir;
-	size_t n;
-};
+int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list,
+		    struct ms_dir_set *dirs);
 
 /* ms_cli_dirs_of() - the directories of @paths (NULL entries skipped), sorted, once each. */
 ms_err ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out) MS_MUST_CHECK;
 /* ms_cli_dirs_clean_stale() - remove killed runs' temp files (ms_mod_tmp_clean_dir()). */
 void ms_cli_dirs_clean_stale(const struct ms_dir_set *set, bool verbose);
-/* ms_cli_dirs_sync() - fsync each directory; prints each failure. */
-ms_err ms_cli_dirs_sync(const struct ms_dir_set *set) MS_MUST_CHECK;
+/*
+ * ms_cli_dirs_module_done() - path @i of the set is done (signed, failed or
+ * skipped): fsync its directory if that was the last of it. Thread-safe; a
+ * failure is kept for ms_cli_dirs_sync() to report.
+ */
+void ms_cli_dirs_module_done(struct ms_dir_set *set, size_t i);
+/* ms_cli_dirs_sync() - fsync each directory not fsync'd yet; prints each failure. */
+ms_err ms_cli_dirs_sync(struct ms_dir_set *set) MS_MUST_CHECK;
 void ms_cli_dirs_free(struct ms_dir_set *set);
 
 /* ms_cli_cpu_count() - online processors, at least 1. */

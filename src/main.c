@@ -30,7 +30,7 @@ static int
 bulk(const struct ms_opts *opts, struct ms_job *job)
 {
 	struct ms_module_list list;
-	struct ms_dir_set dirs = { NULL, 0 };
+	struct ms_dir_set dirs = { 0 };
 	int rc = MS_EXIT_FAIL;
 
 	if (ms_cli_list_build(opts, &list) != MS_OK) {
@@ -51,9 +51,9 @@ bulk(const struct ms_opts *opts, struct ms_job *job)
 		goto out;
 	}
 	ms_cli_dirs_clean_stale(&dirs, opts->verbose);
-	/* One directory fsync per directory at the end, not one per module. */
+	/* One fsync per directory, when its last module is done, not one per module. */
 	job->write_mode = MS_WRITE_REPLACE_DIR_SYNC_LATER;
-	rc = ms_cli_bulk_run(job, &list);
+	rc = ms_cli_bulk_run(job, &list, &dirs);
 	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
 		rc = MS_EXIT_FAIL;
 	}
@@ -110,7 +110,7 @@ main(int argc, char **argv)
 	err = ms_cli_job_open(&job, &opts);
 	if (err == MS_OK) {
 		const char *targets[2] = { opts.module, opts.dest };
-		struct ms_dir_set dirs = { NULL, 0 };
+		struct ms_dir_set dirs = { 0 };
 
 		if (ms_cli_dirs_of(targets, 2, &dirs) == MS_OK) {
 			ms_cli_dirs_clean_stale(&dirs, false);

@@ -67,7 +67,7 @@ ms_err ms_signer_p11_new(struct ms_p11 *p11, struct ms_signer **out) MS_MUST_CHE
  * ms_signer_p11_add_lanes() - open sessions until the signer has @want lanes
  * or the token allows no more (its ulMaxSessionCount, or a failed
  * C_OpenSession after the first lane). @want 0: one lane for a token in a
- * hardware slot, one per processor otherwise.
+ * hardware slot, one per processor and one more otherwise.
  */
 ms_err ms_signer_p11_add_lanes(struct ms_signer *s, unsigned want) MS_MUST_CHECK;
 

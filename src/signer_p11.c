@@ -180,9 +180,15 @@ ms_signer_p11_add_lanes(struct ms_signer *base, unsigned want)
 	struct p11_signer *ps = (struct p11_signer *)base;
 	unsigned max;
 
-	/* Default: a token in a hardware slot gets one signer, others one per core. */
+	/*
+	 * Default: a token in a hardware slot gets one signer. A software token
+	 * signs on our cores: one lane per core and one more, so that a core
+	 * whose lane holder was preempted by file work still finds a lane free
+	 * (SoftHSM2, two cores, 802 modules, 16 workers: 0.98 s with 3 lanes,
+	 * 1.05 s with 2 or 4, medians of four interleaved runs).
+	 */
 	if (want == 0) {
-		want = ms_p11_token_is_hardware(ps->p11) ? 1 : ms_cli_cpu_count();
+		want = ms_p11_token_is_hardware(ps->p11) ? 1 : ms_cli_cpu_count() + 1;
 	}
 	max = ms_p11_session_count_max(ps->p11, want);
 
