@@ -179,19 +179,19 @@ sign_on_lane(struct bulk *b, size_t i, struct ms_module_work *w)
 	atomic_store(&b->busy_since[lane], now_ns());
 	err = ms_cli_module_sign(b->job, lane, w);
 	atomic_store(&b->busy_since[lane], 0);
-	lane_give(b, lane);
 	if (err != MS_OK) {
-		stop_all(b);
-		return false;	/* left untouched */
+		stop_all(b);	/* before the lane is free: no signature after this one */
 	}
-	return true;
+	lane_give(b, lane);
+	return err == MS_OK;	/* a failure leaves the module untouched */
 }
 
 /*
  * Opens and hashes module @i, signs it and writes it. A module that is a
  * second name (a hard link, or the path listed twice) of one another
  * worker holds is opened once that one is written: the other worker needs
- * nothing from this one to finish, so waiting always ends.
+ * nothing from this one to finish, and a run that stops (a hung token
+ * that never lets go) ends the wait.
  */
 static void
 sign_one(struct bulk *b, size_t i)

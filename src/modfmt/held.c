@@ -2,9 +2,10 @@
 /*
  * The modules this process holds open and flock()ed, by inode. flock()
  * locks belong to each open file description, so a second open of one
- * inode (a hard link, a path listed twice) would wait for our own lock
- * for ever. ms_modfile_open() asks here first and returns MS_E_BUSY
- * instead. Few entries at a time: one per module in the pipeline.
+ * inode (a hard link, a path listed twice) would wait for our own lock,
+ * and for ever if the thread holding it is stuck in a token call.
+ * ms_modfile_open() asks here first and returns MS_E_BUSY instead, and
+ * the caller decides how to wait. Few entries: one per worker.
  */
 #include <pthread.h>
 #include <stdlib.h>

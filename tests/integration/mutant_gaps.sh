@@ -78,14 +78,16 @@ else
 	t_fail "CKR_BUFFER_TOO_SMALL: not signed again" "$(grep -c '^C_Sign ' "$LOG") C_Sign"
 fi
 
-# One module under more names (hard links) than the run has workers (two per
-# processor), all in one bulk run: every worker would block in flock() on the
-# inode the run itself holds, unless held.c turns the later names away until
-# the first is written. A slow token (200 ms a signature) makes sure every
+# One module under more names (hard links) than the run has workers (eight
+# per processor, at most 64), all in one bulk run: every worker but one
+# opens a name of the inode the run itself holds; held.c turns them away
+# until the first is written (they must not wait for a lock the run holds
+# where that could hang it). A slow token (200 ms a signature) makes sure every
 # worker has opened a name before the first signature is back. Each name
 # ends signed (a new file each, as with sign-file run on each name); a hang
 # is killed after 30 s.
-names=$(( 2 * $(nproc) + 3 ))
+workers=$(( 8 * $(nproc) )) && [ "$workers" -gt 64 ] && workers=64
+names=$(( workers + 3 ))
 rm -rf "$T/hl" && mkdir "$T/hl" && cp "$T/src/mod000.ko" "$T/hl/n00.ko"
 for i in $(seq 1 $((names - 1))); do ln "$T/hl/n00.ko" "$T/hl/n$(printf %02d "$i").ko"; done
 SLOWTOKEN_SIGN_MS=200 timeout -k 3 30 "$MODSIGN" -q -j 1 -r "$T/hl" sha256 "$uri" "$cert" >"$T/out" 2>&1
@@ -100,6 +102,30 @@ if [ "$rc" -eq 0 ] && [ "$ok" -eq "$names" ]; then
 else
 	t_fail "one module under $names hard-linked names, one bulk run: every name signed, no hang" \
 		"exit $rc$([ "$rc" -eq 124 ] && echo ' (killed: hung)'), $ok of $names signed" "$(tail -n 5 "$T/out")"
+fi
+
+# The same with a token that hangs on the first signature: the run must
+# still stop at --token-timeout. The other names wait for the module in the
+# hung worker's hands; had they waited in flock() for the run's own lock,
+# they would wait for ever (the hung call never lets go) and so would the run.
+rm -rf "$T/hh" && mkdir "$T/hh" && cp "$T/src/mod000.ko" "$T/hh/n00.ko"
+for i in 1 2 3; do ln "$T/hh/n00.ko" "$T/hh/n0$i.ko"; done
+start=$(date +%s)
+SLOWTOKEN_FAULT=C_Sign:1:HANG SLOWTOKEN_HANG_MS=600000 timeout -k 3 30 "$MODSIGN" -q -j 1 \
+	--token-timeout 2 -r "$T/hh" sha256 "$uri" "$cert" >"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+untouched=0
+for m in "$T"/hh/*.ko; do
+	same "$m" "$T/src/mod000.ko" && untouched=$((untouched + 1))
+done
+if [ "$rc" -eq 1 ] && [ "$untouched" -eq 4 ] && [ $(( $(date +%s) - start )) -lt 25 ] &&
+    grep -q "did not return the signature within 2 s" "$T/out"; then
+	t_pass "hung token, four names of the module in its hands: stopped at --token-timeout"
+else
+	t_fail "hung token, four names of the module in its hands: stopped at --token-timeout" \
+		"exit $rc$([ "$rc" -eq 124 ] && echo ' (killed: hung)'), $untouched of 4 untouched" \
+		"$(tail -n 5 "$T/out")"
 fi
 
 # PIN safety seen from outside, while a bulk run signs on a slow token after
