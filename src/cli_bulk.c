@@ -413,7 +413,13 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list, struct ms
 	wait_threads(&b, started);
 	summary(&b);
 	if (b.hung > 0) {
-		/* A thread is stuck inside the token: no clean finalize is possible. */
+		/*
+		 * A thread is stuck inside the token: no clean finalize is possible.
+		 * What was signed is made durable first, as on a normal exit.
+		 */
+		if (ms_cli_dirs_sync(dirs) != MS_OK) {
+			/* reported; the exit status is 1 anyway */
+		}
 		fflush(NULL);
 		free(th);	/* only this thread uses it; no leak at _exit */
 		_exit(MS_EXIT_FAIL);
