@@ -13,10 +13,16 @@
 
 #include "cli.h"
 
+/* A path's directory, and where the path is in the list. */
+struct path_dir {
+	char *dir;
+	size_t i;
+};
+
 static int
-str_cmp(const void *a, const void *b)
+path_dir_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct path_dir *)a)->dir, ((const struct path_dir *)b)->dir);
 }
 
 /* The directory part of @path as a new string, "." for a bare name. */
@@ -34,73 +40,55 @@ dir_of(const char *path)
 	return dir;
 }
 
-/* Which directory of the (sorted) set each path is in, and how many each has. */
-static ms_err
-index_paths(const char *const *paths, size_t n, struct ms_dir_set *set)
-{
-	set->dir_of = calloc(n + 1, sizeof(*set->dir_of));
-	set->left = calloc(set->n + 1, sizeof(*set->left));
-	set->synced = calloc(set->n + 1, sizeof(*set->synced));
-	set->sync_errno = calloc(set->n + 1, sizeof(*set->sync_errno));
-	if (set->dir_of == NULL || set->left == NULL || set->synced == NULL ||
-	    set->sync_errno == NULL) {
-		return MS_E_NOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char *dir;
-		char **hit;
-
-		set->dir_of[i] = SIZE_MAX;
-		if (paths[i] == NULL) {
-			continue;
-		}
-		dir = dir_of(paths[i]);
-		if (dir == NULL) {
-			return MS_E_NOMEM;
-		}
-		hit = bsearch(&dir, set->dir, set->n, sizeof(*set->dir), str_cmp);
-		free(dir);
-		if (hit == NULL) {
-			return MS_E_INTERNAL;
-		}
-		set->dir_of[i] = (size_t)(hit - set->dir);
-		atomic_fetch_add(&set->left[set->dir_of[i]], 1);
-	}
-	return MS_OK;
-}
-
+/*
+ * Each path's directory once, sorted: the distinct ones go to @out->dir,
+ * and each path learns its directory's index on the way.
+ */
 ms_err
 ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out)
 {
-	size_t kept = 0;
-	ms_err err;
+	struct path_dir *pd = calloc(n + 1, sizeof(*pd));
+	size_t n_pd = 0;
+	ms_err err = MS_E_NOMEM;
 
 	memset(out, 0, sizeof(*out));
 	out->dir = calloc(n + 1, sizeof(*out->dir));
-	if (out->dir == NULL) {
-		return MS_E_NOMEM;
+	out->dir_of = calloc(n + 1, sizeof(*out->dir_of));
+	out->left = calloc(n + 1, sizeof(*out->left));
+	out->synced = calloc(n + 1, sizeof(*out->synced));
+	out->sync_errno = calloc(n + 1, sizeof(*out->sync_errno));
+	if (pd == NULL || out->dir == NULL || out->dir_of == NULL || out->left == NULL ||
+	    out->synced == NULL || out->sync_errno == NULL) {
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
+		out->dir_of[i] = SIZE_MAX;
 		if (paths[i] == NULL) {
 			continue;
 		}
-		out->dir[out->n] = dir_of(paths[i]);
-		if (out->dir[out->n] == NULL) {
-			ms_cli_dirs_free(out);
-			return MS_E_NOMEM;
+		pd[n_pd].dir = dir_of(paths[i]);
+		pd[n_pd].i = i;
+		if (pd[n_pd++].dir == NULL) {
+			goto out;
 		}
-		out->n++;
 	}
-	qsort(out->dir, out->n, sizeof(*out->dir), str_cmp);
-	for (size_t i = 0; i < out->n; i++) {
-		if (kept > 0 && strcmp(out->dir[i], out->dir[kept - 1]) == 0) {
-			free(out->dir[i]);
-			continue;
+	qsort(pd, n_pd, sizeof(*pd), path_dir_cmp);
+	for (size_t k = 0; k < n_pd; k++) {
+		if (out->n > 0 && strcmp(pd[k].dir, out->dir[out->n - 1]) == 0) {
+			free(pd[k].dir);
+		} else {
+			out->dir[out->n++] = pd[k].dir;
 		}
-		out->dir[kept++] = out->dir[i];
+		pd[k].dir = NULL;	/* owned by @out now, or freed */
+		out->dir_of[pd[k].i] = out->n - 1;
+		atomic_fetch_add(&out->left[out->n - 1], 1);
 	}
-	out->n = kept;
-	err = index_paths(paths, n, out);
+	err = MS_OK;
+out:
+	for (size_t k = 0; k < n_pd; k++) {
+		free(pd[k].dir);
+	}
+	free(pd);
 	if (err != MS_OK) {
 		ms_cli_dirs_free(out);
 	}
