@@ -30,9 +30,25 @@ mkdir "$T/ref" && cp "$T"/src/*.ko "$T/ref/"
 # shellcheck source=tests/lib/workset.sh
 . "$TOP/tests/lib/workset.sh"
 
+# names_of DIR N: DIR afresh, holding N hard-linked names (n00.ko, n01.ko,
+# ...) of the unsigned mod000.ko.
+names_of() {
+	rm -rf "$1" && mkdir "$1" && cp "$T/src/mod000.ko" "$1/n00.ko"
+	for i in $(seq 1 $(($2 - 1))); do ln "$1/n00.ko" "$1/n$(printf %02d "$i").ko"; done
+}
+
+# n_same DIR FILE: how many modules in DIR are byte-identical to FILE.
+n_same() {
+	local n=0 m
+	for m in "$1"/*.ko; do
+		same "$m" "$2" && n=$((n + 1))
+	done
+	echo "$n"
+}
+
 # expect NAME FAULT STATUS SIGNED PATTERN: a -j 1 run with the fault; the
-# status, how many are signed (the first SIGNED: -j 1 signs in order), the
-# others untouched, the summary, and a message matching PATTERN.
+# status, how many are signed, the others untouched, the summary, and a
+# message matching PATTERN.
 expect() {
 	name=$1 fault=$2 want_rc=$3 want_signed=$4 msg=$5
 	fresh
@@ -88,15 +104,11 @@ fi
 # is killed after 30 s.
 workers=$(( 8 * $(nproc) )) && [ "$workers" -gt 64 ] && workers=64
 names=$(( workers + 3 ))
-rm -rf "$T/hl" && mkdir "$T/hl" && cp "$T/src/mod000.ko" "$T/hl/n00.ko"
-for i in $(seq 1 $((names - 1))); do ln "$T/hl/n00.ko" "$T/hl/n$(printf %02d "$i").ko"; done
+names_of "$T/hl" "$names"
 SLOWTOKEN_SIGN_MS=200 timeout -k 3 30 "$MODSIGN" -q -j 1 -r "$T/hl" sha256 "$uri" "$cert" >"$T/out" 2>&1
 rc=$?
 cat "$T/out" >>"$MS_LOG"
-ok=0
-for m in "$T"/hl/*.ko; do
-	same "$m" "$T/ref/mod000.ko" && ok=$((ok + 1))
-done
+ok=$(n_same "$T/hl" "$T/ref/mod000.ko")
 if [ "$rc" -eq 0 ] && [ "$ok" -eq "$names" ]; then
 	t_pass "one module under $names hard-linked names, one bulk run: every name signed, no hang"
 else
@@ -108,17 +120,13 @@ fi
 # still stop at --token-timeout. The other names wait for the module in the
 # hung worker's hands; had they waited in flock() for the run's own lock,
 # they would wait for ever (the hung call never lets go) and so would the run.
-rm -rf "$T/hh" && mkdir "$T/hh" && cp "$T/src/mod000.ko" "$T/hh/n00.ko"
-for i in 1 2 3; do ln "$T/hh/n00.ko" "$T/hh/n0$i.ko"; done
+names_of "$T/hh" 4
 start=$(date +%s)
 SLOWTOKEN_FAULT=C_Sign:1:HANG SLOWTOKEN_HANG_MS=600000 timeout -k 3 30 "$MODSIGN" -q -j 1 \
 	--token-timeout 2 -r "$T/hh" sha256 "$uri" "$cert" >"$T/out" 2>&1
 rc=$?
 cat "$T/out" >>"$MS_LOG"
-untouched=0
-for m in "$T"/hh/*.ko; do
-	same "$m" "$T/src/mod000.ko" && untouched=$((untouched + 1))
-done
+untouched=$(n_same "$T/hh" "$T/src/mod000.ko")
 if [ "$rc" -eq 1 ] && [ "$untouched" -eq 4 ] && [ $(( $(date +%s) - start )) -lt 25 ] &&
     grep -q "did not return the signature within 2 s" "$T/out"; then
 	t_pass "hung token, four names of the module in its hands: stopped at --token-timeout"
