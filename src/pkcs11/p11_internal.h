@@ -49,6 +49,9 @@ struct p11_session {
 	CK_SESSION_HANDLE h;
 	bool is_open;
 	struct ms_p11_fail fail;
+	/* A session copy of the key (see key_in_memory); dies with the session. */
+	CK_OBJECT_HANDLE key_copy;	/* CK_INVALID_HANDLE: sign with the token object */
+	bool copy_tried;
 };
 
 struct ms_p11 {
@@ -65,6 +68,7 @@ struct ms_p11 {
 	CK_SLOT_ID slot;
 	CK_FLAGS token_flags;		/* CK_TOKEN_INFO.flags at open */
 	char token_label[33];		/* trimmed, control bytes replaced */
+	bool key_in_memory;		/* SoftHSM2: sign with a session copy of the key */
 
 	struct p11_session sess[P11_SESSIONS_MAX];
 	unsigned n_sess;
@@ -108,9 +112,13 @@ ms_err p11_modules_load(struct ms_p11 *p11) MS_MUST_CHECK;
 void p11_modules_release(struct ms_p11 *p11);
 
 /* token.c */
+bool p11_token_is_softhsm(const CK_TOKEN_INFO *info);
 ms_err p11_token_select(struct ms_p11 *p11) MS_MUST_CHECK;
 ms_err p11_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
 	MS_MUST_CHECK;
+
+/* session.c: @s now runs on new session @h; what was tied to the old one is gone. */
+void p11_session_replace(struct p11_session *s, CK_SESSION_HANDLE h);
 
 /* login.c */
 CK_RV p11_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,

@@ -67,6 +67,14 @@ ms_p11_session_add(struct ms_p11 *p11, unsigned *index)
 	return MS_OK;
 }
 
+void
+p11_session_replace(struct p11_session *s, CK_SESSION_HANDLE h)
+{
+	s->h = h;
+	s->key_copy = CK_INVALID_HANDLE;	/* closed with the old session */
+	s->copy_tried = false;
+}
+
 bool
 ms_p11_token_is_hardware(const struct ms_p11 *p11)
 {
@@ -150,7 +158,7 @@ ms_p11_session_recover(struct ms_p11 *p11, unsigned session)
 	}
 	/* The old handle is dead or dying; what closing it says does not matter. */
 	(void)p11->fl->C_CloseSession(s->h);
-	s->h = h;
+	p11_session_replace(s, h);
 	err = login_again(p11, s, h, &relogged);
 	if (err == MS_OK && relogged && p11->has_key) {
 		err = p11_key_refind(p11, h);

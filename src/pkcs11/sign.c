@@ -38,7 +38,30 @@ session_reset(struct ms_p11 *p11, struct p11_session *s)
 		return;		/* the next C_SignInit reports the stuck operation */
 	}
 	(void)p11->fl->C_CloseSession(s->h);
-	s->h = h;
+	p11_session_replace(s, h);
+}
+
+/*
+ * The key to sign with on session @s: its session copy on SoftHSM2 (see
+ * p11_token_is_softhsm() in token.c), made at the session's first signature, else
+ * the token object. The copy never leaves the token and goes with the
+ * session; a token that refuses to copy (CKA_COPYABLE false) signs with
+ * the key itself. A key that wants the PIN for each signature is not copied.
+ */
+static CK_OBJECT_HANDLE
+sign_key(struct ms_p11 *p11, struct p11_session *s)
+{
+	if (p11->key_in_memory && !p11->key_always_auth && !s->copy_tried) {
+		CK_BBOOL no = CK_FALSE;
+		CK_ATTRIBUTE tmpl[] = { { CKA_TOKEN, &no, sizeof(no) } };
+		CK_OBJECT_HANDLE h = CK_INVALID_HANDLE;
+
+		s->copy_tried = true;
+		if (p11->fl->C_CopyObject(s->h, atomic_load(&p11->key), tmpl, 1, &h) == CKR_OK) {
+			s->key_copy = h;
+		}
+	}
+	return s->key_copy != CK_INVALID_HANDLE ? s->key_copy : atomic_load(&p11->key);
 }
 
 static bool
@@ -125,6 +148,7 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 	struct p11_session *s = NULL;
 	CK_MECHANISM mech = { .mechanism = CKM_RSA_PKCS, .pParameter = NULL,
 			      .ulParameterLen = 0 };
+	CK_OBJECT_HANDLE key = CK_INVALID_HANDLE;
 	CK_ULONG got = 0;
 	ms_err err = MS_E_INTERNAL;
 	CK_RV rv;
@@ -150,7 +174,14 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 	if (p11->key_type == MS_P11_KEY_EC) {
 		mech.mechanism = CKM_ECDSA;
 	}
-	rv = p11->fl->C_SignInit(s->h, &mech, p11->key);
+	key = sign_key(p11, s);
+	rv = p11->fl->C_SignInit(s->h, &mech, key);
+	if ((rv == CKR_KEY_HANDLE_INVALID || rv == CKR_OBJECT_HANDLE_INVALID) &&
+	    key == s->key_copy) {
+		/* The copy is gone: the key itself. Other failures are the token's. */
+		s->key_copy = CK_INVALID_HANDLE;
+		rv = p11->fl->C_SignInit(s->h, &mech, atomic_load(&p11->key));
+	}
 	if (rv != CKR_OK) {
 		p11_fail_set(&s->fail, "C_SignInit", rv, "token \"%s\"", p11->token_label);
 		return MS_E_TOKEN;

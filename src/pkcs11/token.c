@@ -39,6 +39,32 @@ list_token(struct ms_p11 *p11, struct ms_p11_fail *f, const struct token_hit *t)
 			label, serial, manuf, t->slot, p11->mods[t->mod].name);
 }
 
+/*
+ * SoftHSM2 opens, locks, reads and parses a token object's file at every
+ * C_SignInit on it; a session copy of the key stays in its memory, and
+ * signing with it took 5% less CPU per signature (1.07-1.09 ms against
+ * 1.13-1.16 ms, 1,000 signatures, four runs each). Only SoftHSM2, and not
+ * in a hardware slot: on an HSM a key copy may be audited, refused or use
+ * up its storage.
+ */
+bool
+p11_token_is_softhsm(const CK_TOKEN_INFO *info)
+{
+	static const char manuf[] = "SoftHSM project";
+	size_t n = sizeof(manuf) - 1;
+
+	/* manufacturerID is blank-padded, not NUL-terminated. */
+	if (memcmp(info->manufacturerID, manuf, n) != 0) {
+		return false;
+	}
+	for (size_t i = n; i < sizeof(info->manufacturerID); i++) {
+		if (info->manufacturerID[i] != ' ') {
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool
 slot_matches(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SLOT_ID slot)
 {
@@ -157,6 +183,7 @@ p11_token_select(struct ms_p11 *p11)
 	p11_text_clean(p11->token_label, sizeof(p11->token_label), t->info.label,
 		       sizeof(t->info.label));
 	p11->has_token = true;
+	p11->key_in_memory = p11_token_is_softhsm(&t->info) && !ms_p11_token_is_hardware(p11);
 	err = p11_session_open(p11, &p11->sess[0].h, &p11->fail);
 	if (err != MS_OK) {
 		return err;

@@ -110,6 +110,14 @@ check_truthful "bulk through the shim: $N modules equal sign-file's"
 		"$(awk '{ print $1, $2 }' "$LOG" | sort | uniq -c)"
 [ "$(n_calls C_Finalize)" -eq 1 ] && t_pass "bulk: C_Finalize once" ||
 	t_fail "bulk: C_Finalize once" "$(awk '{ print $1, $2 }' "$LOG" | sort | uniq -c)"
+# SoftHSM2 (the shim passes its token info on) signs with a session copy of
+# the key: one C_CopyObject per session that signed, none per module.
+copies=$(n_calls C_CopyObject CKR_OK)
+[ "$copies" -ge 1 ] && [ "$copies" -le "$(n_calls C_OpenSession CKR_OK)" ] &&
+	[ "$(n_calls C_CopyObject)" -eq "$copies" ] &&
+	t_pass "bulk on SoftHSM2: $copies C_CopyObject, at most one per session" ||
+	t_fail "bulk on SoftHSM2: one C_CopyObject per session" \
+		"$(awk '{ print $1, $2 }' "$LOG" | sort | uniq -c)"
 
 # --- latency and serialisation (lower bounds only) ------------------------
 
@@ -135,6 +143,10 @@ overlaps=$(sed -n 's/.* span=\([0-9]*\)-\([0-9]*\) .*/\1 \2/p' "$LOG" | sort -n 
 [ "$overlaps" -eq 0 ] && [ "$(wc -l < "$LOG")" -gt "$N" ] &&
 	t_pass "SERIAL=1: no two calls overlap ($(n_calls C_OpenSession CKR_OK) sessions)" ||
 	t_fail "SERIAL=1: no two calls overlap" "$overlaps overlaps"
+[ "$(n_calls C_CopyObject)" -eq 0 ] &&
+	t_pass "SERIAL=1 (a hardware slot): the key is never copied" ||
+	t_fail "SERIAL=1 (a hardware slot): the key is never copied" \
+		"$(n_calls C_CopyObject) C_CopyObject"
 [ "$wall_ms" -ge $((N * 20 + 50 + 30)) ] &&
 	t_pass "SERIAL=1, -j 2: the run lasts at least the sum of the sleeps" ||
 	t_fail "SERIAL=1, -j 2: the run lasts at least the sum of the sleeps" "$wall_ms ms"
