@@ -119,13 +119,14 @@ lane_take(struct bulk *b)
 	return lane;
 }
 
+/* Signals after unlocking, so that the woken worker does not block on the lock. */
 static void
 lane_give(struct bulk *b, unsigned lane)
 {
 	pthread_mutex_lock(&b->lane_lock);
 	b->free_lane[b->n_free++] = lane;
-	pthread_cond_signal(&b->lane_freed);
 	pthread_mutex_unlock(&b->lane_lock);
+	pthread_cond_signal(&b->lane_freed);
 }
 
 /* Redraws the progress line at most ten times a second; caller holds out_lock. */
@@ -153,15 +154,17 @@ finish_module(struct bulk *b, size_t i, enum mod_state st)
 	b->state[i] = (unsigned char)st;
 	atomic_fetch_add(st == MOD_SIGNED ? &b->signed_n : st == MOD_SKIPPED ? &b->skipped_n :
 			 &b->failed_n, 1);
-	pthread_mutex_lock(&b->out_lock);
-	if (b->job->opts->verbose && st == MOD_SIGNED) {
-		if (b->progress) {
-			fputs("\r\033[K", stderr);
+	if (b->job->opts->verbose || b->progress) {
+		pthread_mutex_lock(&b->out_lock);
+		if (b->job->opts->verbose && st == MOD_SIGNED) {
+			if (b->progress) {
+				fputs("\r\033[K", stderr);
+			}
+			fprintf(stderr, "signed %s\n", b->list->path[i]);
 		}
-		fprintf(stderr, "signed %s\n", b->list->path[i]);
+		draw_progress(b, false);
+		pthread_mutex_unlock(&b->out_lock);
 	}
-	draw_progress(b, false);
-	pthread_mutex_unlock(&b->out_lock);
 	ms_cli_dirs_module_done(b->dirs, i);
 }
 
