@@ -4,6 +4,7 @@
 #define MS_CLI_H
 
 #include <stdatomic.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -186,6 +187,19 @@ int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list,
 ms_err ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out) MS_MUST_CHECK;
 /* ms_cli_dirs_clean_stale() - remove killed runs' temp files (ms_mod_tmp_clean_dir()). */
 void ms_cli_dirs_clean_stale(const struct ms_dir_set *set, bool verbose);
+/*
+ * ms_cli_dirs_stale_start() / _finish() - the same on a thread of its own
+ * (or at once, if none can be made), so that a token's start-up and login
+ * need not wait for it; _finish() waits and says what was removed.
+ */
+struct ms_stale_scan {
+	const struct ms_dir_set *set;
+	size_t removed;
+	pthread_t thread;
+	bool threaded;
+};
+void ms_cli_dirs_stale_start(struct ms_stale_scan *scan, const struct ms_dir_set *set);
+void ms_cli_dirs_stale_finish(struct ms_stale_scan *scan, bool verbose);
 /*
  * ms_cli_dirs_module_done() - path @i of the set is done (signed, failed or
  * skipped): fsync its directory if that was the last of it. Thread-safe; a

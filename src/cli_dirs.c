@@ -95,23 +95,65 @@ out:
 	return err;
 }
 
-void
-ms_cli_dirs_clean_stale(const struct ms_dir_set *set, bool verbose)
+/* Cleaning is a courtesy: an unreadable directory is not an error here. */
+static size_t
+clean_stale(const struct ms_dir_set *set)
 {
 	size_t total = 0;
 
 	for (size_t i = 0; i < set->n; i++) {
 		size_t removed = 0;
 
-		/* Cleaning is a courtesy: an unreadable directory is not an error here. */
 		if (ms_mod_tmp_clean_dir(set->dir[i], &removed) == MS_OK) {
 			total += removed;
 		}
 	}
+	return total;
+}
+
+static void
+report_stale(size_t total, bool verbose)
+{
 	if (verbose && total > 0) {
 		ms_cli_warn("removed %zu temp file%s left by interrupted modsign runs", total,
 			    total == 1 ? "" : "s");
 	}
+}
+
+void
+ms_cli_dirs_clean_stale(const struct ms_dir_set *set, bool verbose)
+{
+	report_stale(clean_stale(set), verbose);
+}
+
+static void *
+stale_scan_run(void *arg)
+{
+	struct ms_stale_scan *scan = arg;
+
+	scan->removed = clean_stale(scan->set);
+	return NULL;
+}
+
+void
+ms_cli_dirs_stale_start(struct ms_stale_scan *scan, const struct ms_dir_set *set)
+{
+	scan->set = set;
+	scan->removed = 0;
+	scan->threaded = pthread_create(&scan->thread, NULL, stale_scan_run, scan) == 0;
+	if (!scan->threaded) {
+		scan->removed = clean_stale(set);
+	}
+}
+
+void
+ms_cli_dirs_stale_finish(struct ms_stale_scan *scan, bool verbose)
+{
+	if (scan->threaded) {
+		pthread_join(scan->thread, NULL);
+		scan->threaded = false;
+	}
+	report_stale(scan->removed, verbose);
 }
 
 /* fsync directory @d once; a failure is kept for the report. */

@@ -31,7 +31,9 @@ bulk(const struct ms_opts *opts, struct ms_job *job)
 {
 	struct ms_module_list list;
 	struct ms_dir_set dirs = { 0 };
+	struct ms_stale_scan scan;
 	int rc = MS_EXIT_FAIL;
+	ms_err err;
 
 	if (ms_cli_list_build(opts, &list) != MS_OK) {
 		goto out;
@@ -40,26 +42,28 @@ bulk(const struct ms_opts *opts, struct ms_job *job)
 		ms_cli_error("no modules to sign");
 		goto out;
 	}
-	if (ms_cli_job_open(job, opts) != MS_OK) {
+	if (ms_cli_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
+		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		goto out;
+	}
+	/* Killed runs' temp files go while the token starts: neither needs the other. */
+	ms_cli_dirs_stale_start(&scan, &dirs);
+	err = ms_cli_job_open(job, opts);
+	ms_cli_dirs_stale_finish(&scan, opts->verbose);
+	if (err != MS_OK) {
 		ms_cli_error("nothing signed: %zu modules left untouched", list.n);
 		ms_cli_job_close(job);
 		goto out;
 	}
-	if (ms_cli_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
-		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
-		ms_cli_job_close(job);
-		goto out;
-	}
-	ms_cli_dirs_clean_stale(&dirs, opts->verbose);
 	/* One fsync per directory, when its last module is done, not one per module. */
 	job->write_mode = MS_WRITE_REPLACE_DIR_SYNC_LATER;
 	rc = ms_cli_bulk_run(job, &list, &dirs);
 	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
 		rc = MS_EXIT_FAIL;
 	}
-	ms_cli_dirs_free(&dirs);
 	ms_cli_job_close(job);
 out:
+	ms_cli_dirs_free(&dirs);
 	ms_cli_list_free(&list);
 	return rc;
 }

@@ -193,7 +193,9 @@ else
 		if [ "$how" = single ]; then
 			run_ms sha256 "$key" "$cert" "$T/w/mod000.ko"
 		else
-			run_ms -r "$T/w" sha256 "$key" "$cert"
+			run_ms -v -r "$T/w" sha256 "$key" "$cert"
+			# cleaned beside the key's loading, reported after it
+			grep -q "removed 1 temp file left by interrupted modsign runs" "$T/out" || rc=99
 		fi
 		if [ "$rc" -eq 0 ] && [ ! -e "$T/w/$mine" ] && [ -e "$T/w/$theirs" ] &&
 		    [ -e "$T/w/$running" ]; then
