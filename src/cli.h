@@ -3,8 +3,8 @@
 #ifndef MS_CLI_H
 #define MS_CLI_H
 
-#include <stdatomic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

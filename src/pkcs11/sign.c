@@ -42,11 +42,11 @@ session_reset(struct ms_p11 *p11, struct p11_session *s)
 }
 
 /*
- * The key to sign with on session @s: its session copy on SoftHSM2 (see
- * p11_token_is_softhsm() in token.c), made at the session's first signature, else
- * the token object. The copy never leaves the token and goes with the
- * session; a token that refuses to copy (CKA_COPYABLE false) signs with
- * the key itself. A key that wants the PIN for each signature is not copied.
+ * The key to sign with on session @s: on SoftHSM2 (p11_token_is_softhsm()
+ * says why) a session copy made at the session's first signature, else the
+ * token object. The copy never leaves the token and goes with the session;
+ * a token that refuses to copy (CKA_COPYABLE false) signs with the key
+ * itself. A key that wants the PIN for each signature is not copied.
  */
 static CK_OBJECT_HANDLE
 sign_key(struct ms_p11 *p11, struct p11_session *s)

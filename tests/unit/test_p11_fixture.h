@@ -16,6 +16,10 @@
 #define P11T_URI_PATH "?module-path=" P11T_MODULE
 /* The token mktoken.sh makes, through its module path. */
 #define P11T_TOKEN "pkcs11:token=modsign-test"
+/* DigestInfo of SHA-256 (RFC 8017, 9.2) over an arbitrary fixed digest. */
+#define P11T_DIGEST_INFO_HEX \
+	"3031300d060960864801650304020105000420" \
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 
 void p11t_token(void);
 void p11t_done(struct ms_p11 *p11);

@@ -14,11 +14,6 @@
 
 #define KEY_URI P11T_TOKEN ";object=rsa2048" P11T_URI_PATH
 
-/* DigestInfo of SHA-256 (RFC 8017, 9.2) over an arbitrary fixed digest. */
-static const char digest_info_hex[] =
-	"3031300d060960864801650304020105000420"
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
-
 /* The private keys session @h sees that are session objects (copies). */
 static size_t
 session_keys(struct ms_p11 *p11, CK_SESSION_HANDLE h)
@@ -43,7 +38,7 @@ sign_as(struct ms_p11 *p11, unsigned session, const uint8_t *want, size_t want_l
 	uint8_t tbs[64], sig[512];
 	size_t tbs_len, sig_len = 0;
 
-	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	CHECK(ms_p11_sign(p11, session, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
 	CHECK(sig_len == want_len);
 	CHECK_EQ_BYTES(sig, want, sig_len);
@@ -58,7 +53,7 @@ reference_signature(struct ms_p11 *p11, size_t *len)
 	bool was = p11->key_in_memory;
 
 	CHECK(sig != NULL);
-	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	p11->key_in_memory = false;
 	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, 512, len) == MS_OK);
 	p11->key_in_memory = was;

@@ -15,11 +15,6 @@
 
 #define URI(path_attrs) P11T_TOKEN ";" path_attrs P11T_URI_PATH
 
-/* DigestInfo of SHA-256 (RFC 8017, 9.2) over an arbitrary fixed digest. */
-static const char digest_info_hex[] =
-	"3031300d060960864801650304020105000420"
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
-
 /* openssl's PKCS#1 v1.5 signature (type 1 padding) of @tbs with @key. */
 static unsigned char *
 openssl_rsa_sign(const char *key, const uint8_t *tbs, size_t tbs_len, size_t *len)
@@ -59,7 +54,7 @@ MS_TEST(p11_sign_rsa_matches_openssl)
 	size_t tbs_len, sig_len = 0, want_len = 0;
 
 	p11t_token();
-	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		struct ms_p11 *p11 = open_key(keys[i].uri, &pin, MS_P11_KEY_RSA);
 		unsigned char *want = openssl_rsa_sign(keys[i].key, tbs, tbs_len, &want_len);
@@ -162,7 +157,7 @@ MS_TEST(p11_sign_refusals)
 	size_t tbs_len, sig_len = 0;
 
 	p11t_token();
-	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	p11 = p11t_open_login(URI("object=rsa2048"), &pin);
 	/* No key found yet. */
 	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
@@ -244,7 +239,7 @@ MS_TEST(p11_sign_two_sessions_two_threads)
 	unsigned index = 0;
 
 	p11t_token();
-	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	want = openssl_rsa_sign("rsa2048.key.pem", tbs, tbs_len, &want_len);
 	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	CHECK(ms_p11_session_count_max(p11, 2) == 2);
@@ -302,7 +297,7 @@ MS_TEST(p11_session_recover_login_again)
 	size_t tbs_len, sig_len = 0;
 
 	p11t_token();
-	tbs_len = ms_test_hex(digest_info_hex, tbs, sizeof(tbs));
+	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	p11t_wrap_install(p11);
 	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);	/* the token forgets */
