@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,25 +105,53 @@ pin_from_file(const char *source_uri, struct ms_pin *pin)
 	return err;
 }
 
+/* The terminal as it was before the prompt turned its echo off. */
+static struct termios tty_saved;
+static volatile sig_atomic_t tty_quiet;
+
+/* Ctrl-C (or a kill) at the prompt: the terminal gets its echo back, then we die of it. */
+static void
+on_prompt_signal(int sig)
+{
+	if (tty_quiet) {
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &tty_saved);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static const int prompt_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define N_PROMPT_SIGNALS (sizeof(prompt_signals) / sizeof(prompt_signals[0]))
+
 static ms_err
 pin_from_terminal(const char *what, struct ms_pin *pin)
 {
-	struct termios saved, quiet;
-	bool restore = false;
+	struct sigaction sa, old[N_PROMPT_SIGNALS];
+	struct termios quiet;
 	ms_err err;
 
-	if (tcgetattr(STDIN_FILENO, &saved) == 0) {
-		quiet = saved;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_prompt_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < N_PROMPT_SIGNALS; i++) {
+		sigaction(prompt_signals[i], &sa, &old[i]);
+	}
+	if (tcgetattr(STDIN_FILENO, &tty_saved) == 0) {
+		quiet = tty_saved;
 		quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
 		quiet.c_lflag |= ICANON;
-		restore = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) == 0;
+		tty_quiet = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) == 0;
 	}
 	fprintf(stderr, "Enter PIN for %s: ", what);
 	fflush(stderr);
 	err = pin_read_fd(STDIN_FILENO, pin, "terminal", true);
 	fputs("\n", stderr);
-	if (restore) {
-		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+	if (tty_quiet) {
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &tty_saved);
+		tty_quiet = 0;
+	}
+	for (size_t i = 0; i < N_PROMPT_SIGNALS; i++) {
+		sigaction(prompt_signals[i], &old[i], NULL);
 	}
 	return err;
 }
