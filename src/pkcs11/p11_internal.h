@@ -67,6 +67,7 @@ struct ms_p11 {
 	size_t mod_index;
 	CK_SLOT_ID slot;
 	CK_FLAGS token_flags;		/* CK_TOKEN_INFO.flags at open */
+	CK_FLAGS slot_flags;		/* CK_SLOT_INFO.flags at open */
 	char token_label[33];		/* trimmed, control bytes replaced */
 	bool key_in_memory;		/* SoftHSM2: sign with a session copy of the key */
 

@@ -78,16 +78,8 @@ p11_session_replace(struct p11_session *s, CK_SESSION_HANDLE h)
 bool
 ms_p11_token_is_hardware(const struct ms_p11 *p11)
 {
-	CK_SLOT_INFO info;
-
-	if (p11 == NULL || !p11->has_token) {
-		return false;
-	}
-	memset(&info, 0, sizeof(info));
-	if (p11->fl->C_GetSlotInfo(p11->slot, &info) != CKR_OK) {
-		return true;	/* unknown: assume the cautious answer */
-	}
-	return (info.flags & CKF_HW_SLOT) != 0;
+	/* The slot's flags were read when the token was chosen. */
+	return p11 != NULL && p11->has_token && (p11->slot_flags & CKF_HW_SLOT) != 0;
 }
 
 bool

@@ -15,6 +15,7 @@
 struct token_hit {
 	size_t mod;
 	CK_SLOT_ID slot;
+	CK_FLAGS slot_flags;	/* CK_SLOT_INFO.flags, read by slot_matches() */
 	CK_TOKEN_INFO info;
 };
 
@@ -65,8 +66,9 @@ p11_token_is_softhsm(const CK_TOKEN_INFO *info)
 	return true;
 }
 
+/* Whether the URI's slot attributes match @slot; its flags in *@flags. */
 static bool
-slot_matches(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SLOT_ID slot)
+slot_matches(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SLOT_ID slot, CK_FLAGS *flags)
 {
 	CK_SLOT_ID want = p11_kit_uri_get_slot_id(p11->uri);
 	CK_SLOT_INFO info;
@@ -78,6 +80,7 @@ slot_matches(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SLOT_ID slot)
 	if (fl->C_GetSlotInfo(slot, &info) != CKR_OK) {
 		return false;
 	}
+	*flags = info.flags;
 	return p11_kit_uri_match_slot_info(p11->uri, &info) != 0;
 }
 
@@ -120,7 +123,7 @@ search_module(struct ms_p11 *p11, size_t mi, struct token_search *s, struct ms_p
 			s->seen[s->n_seen] = t;
 		}
 		s->n_seen++;
-		if (!slot_matches(p11, fl, slots[i]) ||
+		if (!slot_matches(p11, fl, slots[i], &t.slot_flags) ||
 		    !p11_kit_uri_match_token_info(p11->uri, &t.info)) {
 			continue;
 		}
@@ -180,6 +183,7 @@ p11_token_select(struct ms_p11 *p11)
 	p11->mod_index = t->mod;
 	p11->slot = t->slot;
 	p11->token_flags = t->info.flags;
+	p11->slot_flags = t->slot_flags;
 	p11_text_clean(p11->token_label, sizeof(p11->token_label), t->info.label,
 		       sizeof(t->info.label));
 	p11->has_token = true;
