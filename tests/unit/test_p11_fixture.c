@@ -130,6 +130,18 @@ p11t_open_login(const char *uri, struct ms_pin *pin)
 	return p11;
 }
 
+/* p11t_open_login(), then the key @uri names, which must be of type @want. */
+struct ms_p11 *
+p11t_open_key(const char *uri, struct ms_pin *pin, enum ms_p11_key_type want)
+{
+	struct ms_p11 *p11 = p11t_open_login(uri, pin);
+	enum ms_p11_key_type type = 0;
+
+	CHECK(ms_p11_key_find(p11, &type) == MS_OK);
+	CHECK(type == want);
+	return p11;
+}
+
 /* Writes @len bytes to @name in the token directory; returns the path. */
 const char *
 p11t_write(const char *name, const uint8_t *p, size_t len)

@@ -28,6 +28,7 @@ int p11t_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ms_p11 *p11t_open(const char *uri);
 void p11t_pin(struct ms_pin *pin, const char *value);
 struct ms_p11 *p11t_open_login(const char *uri, struct ms_pin *pin);
+struct ms_p11 *p11t_open_key(const char *uri, struct ms_pin *pin, enum ms_p11_key_type want);
 const char *p11t_write(const char *name, const uint8_t *p, size_t len);
 
 enum {

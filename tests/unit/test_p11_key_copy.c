@@ -61,16 +61,6 @@ reference_signature(struct ms_p11 *p11, size_t *len)
 	return sig;
 }
 
-static struct ms_p11 *
-open_rsa(struct ms_pin *pin)
-{
-	struct ms_p11 *p11 = p11t_open_login(KEY_URI, pin);
-	enum ms_p11_key_type type = 0;
-
-	CHECK(ms_p11_key_find(p11, &type) == MS_OK && type == MS_P11_KEY_RSA);
-	return p11;
-}
-
 MS_TEST(p11_key_copy_softhsm_detected)
 {
 	CK_TOKEN_INFO info;
@@ -95,7 +85,7 @@ MS_TEST(p11_key_copy_one_per_session)
 	unsigned index = 0;
 
 	p11t_token();
-	p11 = open_rsa(&pin);
+	p11 = p11t_open_key(KEY_URI, &pin, MS_P11_KEY_RSA);
 	CHECK(p11->key_in_memory);	/* the fixture's token is SoftHSM2 */
 	want = reference_signature(p11, &want_len);
 	CHECK(session_keys(p11, p11->sess[0].h) == 0);
@@ -122,7 +112,7 @@ MS_TEST(p11_key_copy_gone)
 	size_t want_len = 0;
 
 	p11t_token();
-	p11 = open_rsa(&pin);
+	p11 = p11t_open_key(KEY_URI, &pin, MS_P11_KEY_RSA);
 	want = reference_signature(p11, &want_len);
 
 	/* Vanished: the next C_SignInit fails on the copy, the key itself signs. */
@@ -186,14 +176,12 @@ MS_TEST(p11_key_copy_refused)
 {
 	struct ms_p11 *p11;
 	struct ms_pin pin;
-	enum ms_p11_key_type type = 0;
 	uint8_t *want;
 	size_t want_len = 0;
 
 	p11t_token();
 	make_nocopy_key();
-	p11 = p11t_open_login(P11T_TOKEN ";object=nocopy" P11T_URI_PATH, &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_OK && type == MS_P11_KEY_RSA);
+	p11 = p11t_open_key(P11T_TOKEN ";object=nocopy" P11T_URI_PATH, &pin, MS_P11_KEY_RSA);
 	want = reference_signature(p11, &want_len);
 	CHECK(want_len == 128);
 	sign_as(p11, 0, want, want_len);

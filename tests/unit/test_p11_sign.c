@@ -28,17 +28,6 @@ openssl_rsa_sign(const char *key, const uint8_t *tbs, size_t tbs_len, size_t *le
 	return ms_test_read(out, len);
 }
 
-static struct ms_p11 *
-open_key(const char *uri, struct ms_pin *pin, enum ms_p11_key_type want)
-{
-	struct ms_p11 *p11 = p11t_open_login(uri, pin);
-	enum ms_p11_key_type type = 0;
-
-	CHECK(ms_p11_key_find(p11, &type) == MS_OK);
-	CHECK(type == want);
-	return p11;
-}
-
 MS_TEST(p11_sign_rsa_matches_openssl)
 {
 	static const struct {
@@ -56,7 +45,7 @@ MS_TEST(p11_sign_rsa_matches_openssl)
 	p11t_token();
 	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		struct ms_p11 *p11 = open_key(keys[i].uri, &pin, MS_P11_KEY_RSA);
+		struct ms_p11 *p11 = p11t_open_key(keys[i].uri, &pin, MS_P11_KEY_RSA);
 		unsigned char *want = openssl_rsa_sign(keys[i].key, tbs, tbs_len, &want_len);
 
 		CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, NULL, 0, &sig_len) == MS_OK);
@@ -136,7 +125,7 @@ MS_TEST(p11_sign_ec_sizes_and_verify)
 		digest[i] = (uint8_t)(0xa0 + i);
 	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		struct ms_p11 *p11 = open_key(keys[i].uri, &pin, MS_P11_KEY_EC);
+		struct ms_p11 *p11 = p11t_open_key(keys[i].uri, &pin, MS_P11_KEY_EC);
 
 		CHECK(ms_p11_sign(p11, 0, digest, sizeof(digest), NULL, 0, &sig_len) == MS_OK);
 		CHECK(sig_len == keys[i].len);
@@ -162,7 +151,7 @@ MS_TEST(p11_sign_refusals)
 	/* No key found yet. */
 	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
 	ms_p11_close(p11);
-	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
+	p11 = p11t_open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	p11t_wrap_install(p11);
 	CHECK(ms_p11_sign(p11, 1, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
 	CHECK(ms_p11_sign(p11, 0, tbs, 0, sig, sizeof(sig), &sig_len) == MS_E_ARG);
@@ -241,7 +230,7 @@ MS_TEST(p11_sign_two_sessions_two_threads)
 	p11t_token();
 	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	want = openssl_rsa_sign("rsa2048.key.pem", tbs, tbs_len, &want_len);
-	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
+	p11 = p11t_open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	CHECK(ms_p11_session_count_max(p11, 2) == 2);
 	CHECK(ms_p11_session_add(p11, &index) == MS_OK);
 	CHECK(index == 1);
@@ -298,7 +287,7 @@ MS_TEST(p11_session_recover_login_again)
 
 	p11t_token();
 	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
-	p11 = open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
+	p11 = p11t_open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	p11t_wrap_install(p11);
 	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);	/* the token forgets */
 	CHECK(ms_p11_session_recover(p11, 0) == MS_OK);
