@@ -1,5 +1,5 @@
 # modsign: sign Linux kernel modules with a PKCS#11 token or a PEM key.
-# Plain GNU make; honours CC, CFLAGS, LDFLAGS, PKG_CONFIG, PREFIX and DESTDIR.
+# Plain GNU make; honours CC, CPPFLAGS, CFLAGS, LDFLAGS, PKG_CONFIG, PREFIX and DESTDIR.
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
@@ -20,6 +20,16 @@ LDHARD = -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SAN    = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
          -fno-sanitize-recover=all
 
+# A missing library is reported before anything is compiled (not for clean).
+ifeq ($(filter clean uninstall,$(MAKECMDGOALS)),)
+ifneq ($(shell $(PKG_CONFIG) --exists p11-kit-1 && echo yes),yes)
+$(error p11-kit-1 not found by $(PKG_CONFIG): install libp11-kit-dev (scripts/install-deps.sh))
+endif
+ifneq ($(shell printf '\043include <mbedtls/version.h>\n' | $(CC) $(CPPFLAGS) -E - >/dev/null 2>&1 && echo yes),yes)
+$(error mbedTLS headers not found: install libmbedtls-dev (scripts/install-deps.sh))
+endif
+endif
+
 P11_CFLAGS  := $(shell $(PKG_CONFIG) --cflags p11-kit-1 2>/dev/null)
 P11_LIBS    := $(shell $(PKG_CONFIG) --libs p11-kit-1 2>/dev/null || echo -lp11-kit)
 # Debian 12's mbedTLS 2.28 ships no .pc files; 3.x does.
@@ -27,14 +37,15 @@ MBED_CFLAGS := $(shell $(PKG_CONFIG) --cflags mbedx509 mbedcrypto 2>/dev/null)
 MBED_LIBS   := $(shell $(PKG_CONFIG) --libs mbedx509 mbedcrypto 2>/dev/null || echo -lmbedx509 -lmbedcrypto)
 
 DEFS    = -DMS_VERSION='"$(VERSION)"'
-ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS)
-LIBS    = $(P11_LIBS) $(MBED_LIBS) -lpthread
+# -MMD -MP: each object depends on the headers it includes, found by the compiler.
+ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS) -pthread -MMD -MP $(CPPFLAGS)
+LIBS    = $(P11_LIBS) $(MBED_LIBS) -pthread
 
-LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c))
+LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c \
+                              src/signer/*.c src/agent/*.c))
 CLI_SRC  := $(sort $(filter-out src/main.c,$(wildcard src/*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))
-HDRS     := $(wildcard src/*.h src/*/*.h tests/unit/*.h)
 
 REL := build/rel
 TST := build/san
@@ -48,11 +59,11 @@ all: modsign
 modsign: $(REL_OBJ)
 	$(CC) $(LDHARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(REL)/%.o: %.c $(HDRS)
+$(REL)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(HARDEN) $(CFLAGS) -c -o $@ $<
 
-$(TST)/%.o: %.c $(HDRS)
+$(TST)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN) $(CFLAGS) -c -o $@ $<
 
@@ -80,7 +91,7 @@ VG      := build/vg
 VG_OPT   = -O1 -g -fno-omit-frame-pointer
 VG_OBJ  := $(patsubst %.c,$(VG)/%.o,$(LIB_SRC) $(CLI_SRC))
 
-$(VG)/%.o: %.c $(HDRS)
+$(VG)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(VG_OPT) $(CFLAGS) -c -o $@ $<
 
@@ -106,7 +117,7 @@ check-mutants:
 build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/ckr_list.h
 	@mkdir -p build
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
-		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -lpthread
+		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -pthread
 
 # Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md.
 bench: modsign build/slowtoken.so
@@ -150,11 +161,11 @@ FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pin               = src/cli_pin.c $(FUZZ_COMMON)
 
 # Clang warns about src/ in ways gcc does not: shown, not fatal, in this build.
-$(FUZZ)/obj/src/%.o: src/%.c $(HDRS)
+$(FUZZ)/obj/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(filter-out -Werror,$(FUZZ_CFLAGS)) -c -o $@ $<
 
-$(FUZZ)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(HDRS)
+$(FUZZ)/obj/tests/fuzz/%.o: tests/fuzz/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
@@ -167,3 +178,6 @@ $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_RULE,$(t))))
 
 fuzz: $(addprefix $(FUZZ)/fuzz_,$(FUZZ_TARGETS))
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Header dependencies written by -MMD.
+-include $(shell find build -name '*.d' 2>/dev/null)
