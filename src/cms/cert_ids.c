@@ -10,7 +10,6 @@
 #include <mbedtls/x509_crt.h>
 
 #include "cms_internal.h"
-#include "pkcs7.h"
 
 struct ms_span
 ms_cms_cert_issuer(const struct ms_cms_cert *cert)

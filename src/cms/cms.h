@@ -119,11 +119,6 @@ void ms_cms_cert_key(const struct ms_cms_cert *cert, enum ms_key_type *type,
 		     enum ms_ec_curve *curve, size_t *bits);
 
 /**
- * ms_cms_cert_has_skid() - whether the certificate has a subjectKeyIdentifier.
- */
-bool ms_cms_cert_has_skid(const struct ms_cms_cert *cert);
-
-/**
  * ms_cms_cert_subject() - the subject as text ("O=..., CN=...") into @out,
  * NUL-terminated and truncated to @cap, for messages only.
  */

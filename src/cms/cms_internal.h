@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Internals of src/cms shared by its files and its unit tests: the DER
- * writer and reader, the hash and algorithm tables, and the parsed
- * certificate. Nothing here is part of the public API.
+ * writer and reader, the hash and algorithm tables, the parsed
+ * certificate, and the functions only the unit tests and fuzz targets
+ * call. Nothing here is part of the public API.
  */
 #ifndef MS_CMS_INTERNAL_H
 #define MS_CMS_INTERNAL_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "cms.h"
+#include "pkcs7.h"
 
 /* DER tags we write or read (X.690, 8.1.2). */
 #define DER_INTEGER		0x02
@@ -129,7 +131,7 @@ extern const uint8_t ms_alg_rsa_encryption[15];
 extern const uint8_t ms_oid_signed_data[11];
 extern const uint8_t ms_oid_data[11];
 
-/* ---- digest.c ---- */
+/* ---- hash.c: what the mbedTLS in use computes ---- */
 
 /* Whether the mbedTLS in use can compute @alg. */
 bool ms_digest_available(enum ms_hash_alg alg);
@@ -159,6 +161,25 @@ struct ms_cms_cert {
  * Return: MS_OK, MS_E_MALFORMED.
  */
 ms_err ms_cert_find_skid(struct ms_span exts, struct ms_span *skid) MS_MUST_CHECK;
+
+/* ---- cert.c, cert_ids.c: a certificate's identifiers, for tests ---- */
+
+/* Whether the certificate has a subjectKeyIdentifier. */
+bool ms_cms_cert_has_skid(const struct ms_cms_cert *cert);
+/* The issuer Name TLV as in the certificate. */
+struct ms_span ms_cms_cert_issuer(const struct ms_cms_cert *cert);
+/* The serialNumber INTEGER content bytes. */
+struct ms_span ms_cms_cert_serial(const struct ms_cms_cert *cert);
+/* The subjectKeyIdentifier octets; len 0 if absent. */
+struct ms_span ms_cms_cert_skid(const struct ms_cms_cert *cert);
+
+/* ---- pkcs7_verify.c ---- */
+
+/*
+ * ms_pkcs7_signer_match() - whether @cert is the certificate @s names:
+ * issuer Name TLV and serial content byte for byte, or the SKID octets.
+ */
+bool ms_pkcs7_signer_match(const struct ms_pkcs7_signer *s, const struct ms_cms_cert *cert);
 
 /* ---- tbs.c ---- */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Streaming module digests through mbedTLS's generic message-digest layer
- * (the only file of src/cms that uses mbedtls_md), or SHA-NI for SHA-256
+ * (the mbedTLS type of each hash comes from hash.c), or SHA-NI for SHA-256
  * and SHA-224 where the CPU has it (sha256_ni.c).
  */
 #include <stdatomic.h>
@@ -10,16 +10,6 @@
 #include <mbedtls/md.h>
 
 #include "cms_internal.h"
-
-/*
- * SHA-3 arrived in mbedTLS 3.5 (MBEDTLS_SHA3_C, MBEDTLS_MD_SHA3_*); the
- * 2.28 on Debian 12 has none, so those names stay unsupported there.
- */
-#if defined(MBEDTLS_SHA3_C)
-#define MS_HAVE_SHA3 1
-#else
-#define MS_HAVE_SHA3 0
-#endif
 
 struct ms_cms_digest {
 	enum ms_hash_alg alg;
@@ -50,54 +40,6 @@ ni_usable(enum ms_hash_alg alg)
 }
 #endif
 
-static mbedtls_md_type_t md_type(enum ms_hash_alg alg);
-
-int
-ms_cms_hash_mbedtls_md(enum ms_hash_alg alg)
-{
-	return (int)md_type(alg);
-}
-
-/* MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. */
-static mbedtls_md_type_t
-md_type(enum ms_hash_alg alg)
-{
-	switch (alg) {
-	case MS_HASH_SHA1:
-		return MBEDTLS_MD_SHA1;
-	case MS_HASH_SHA224:
-		return MBEDTLS_MD_SHA224;
-	case MS_HASH_SHA256:
-		return MBEDTLS_MD_SHA256;
-	case MS_HASH_SHA384:
-		return MBEDTLS_MD_SHA384;
-	case MS_HASH_SHA512:
-		return MBEDTLS_MD_SHA512;
-#if MS_HAVE_SHA3
-	case MS_HASH_SHA3_256:
-		return MBEDTLS_MD_SHA3_256;
-	case MS_HASH_SHA3_384:
-		return MBEDTLS_MD_SHA3_384;
-	case MS_HASH_SHA3_512:
-		return MBEDTLS_MD_SHA3_512;
-#else
-	case MS_HASH_SHA3_256:
-	case MS_HASH_SHA3_384:
-	case MS_HASH_SHA3_512:
-		return MBEDTLS_MD_NONE;
-#endif
-	}
-	return MBEDTLS_MD_NONE;
-}
-
-bool
-ms_digest_available(enum ms_hash_alg alg)
-{
-	mbedtls_md_type_t t = md_type(alg);
-
-	return t != MBEDTLS_MD_NONE && mbedtls_md_info_from_type(t) != NULL;
-}
-
 ms_err
 ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out)
 {
@@ -115,7 +57,7 @@ ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out)
 	if (!ms_digest_available(alg)) {
 		return MS_E_UNSUPPORTED;
 	}
-	info = mbedtls_md_info_from_type(md_type(alg));
+	info = mbedtls_md_info_from_type((mbedtls_md_type_t)ms_cms_hash_mbedtls_md(alg));
 	if (info == NULL || mbedtls_md_get_size(info) != ms_cms_hash_size(alg)) {
 		return MS_E_INTERNAL;
 	}

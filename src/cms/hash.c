@@ -1,9 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Hash names, sizes and the pre-encoded DER that names each hash: its
- * AlgorithmIdentifier, PKCS#1 DigestInfo prefix and ecdsa-with-<hash>.
+ * AlgorithmIdentifier, PKCS#1 DigestInfo prefix and ecdsa-with-<hash>;
+ * and the one mapping of our hashes to mbedTLS's. Every other file of
+ * src/cms builds on this one; it calls none of them.
  */
+#include <mbedtls/md.h>
+
 #include "cms_internal.h"
+
+/*
+ * SHA-3 arrived in mbedTLS 3.5 (MBEDTLS_SHA3_C, MBEDTLS_MD_SHA3_*); the
+ * 2.28 on Debian 12 has none, so those names stay unsupported there.
+ */
+#if defined(MBEDTLS_SHA3_C)
+#define MS_HAVE_SHA3 1
+#else
+#define MS_HAVE_SHA3 0
+#endif
 
 /*
  * AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters ANY OPTIONAL }
@@ -155,6 +169,52 @@ name_eq(const char *a, const char *b)
 		}
 	}
 	return *a == *b;
+}
+
+/* MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. */
+static mbedtls_md_type_t
+md_type(enum ms_hash_alg alg)
+{
+	switch (alg) {
+	case MS_HASH_SHA1:
+		return MBEDTLS_MD_SHA1;
+	case MS_HASH_SHA224:
+		return MBEDTLS_MD_SHA224;
+	case MS_HASH_SHA256:
+		return MBEDTLS_MD_SHA256;
+	case MS_HASH_SHA384:
+		return MBEDTLS_MD_SHA384;
+	case MS_HASH_SHA512:
+		return MBEDTLS_MD_SHA512;
+#if MS_HAVE_SHA3
+	case MS_HASH_SHA3_256:
+		return MBEDTLS_MD_SHA3_256;
+	case MS_HASH_SHA3_384:
+		return MBEDTLS_MD_SHA3_384;
+	case MS_HASH_SHA3_512:
+		return MBEDTLS_MD_SHA3_512;
+#else
+	case MS_HASH_SHA3_256:
+	case MS_HASH_SHA3_384:
+	case MS_HASH_SHA3_512:
+		return MBEDTLS_MD_NONE;
+#endif
+	}
+	return MBEDTLS_MD_NONE;
+}
+
+int
+ms_cms_hash_mbedtls_md(enum ms_hash_alg alg)
+{
+	return (int)md_type(alg);
+}
+
+bool
+ms_digest_available(enum ms_hash_alg alg)
+{
+	mbedtls_md_type_t t = md_type(alg);
+
+	return t != MBEDTLS_MD_NONE && mbedtls_md_info_from_type(t) != NULL;
 }
 
 ms_err

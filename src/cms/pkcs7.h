@@ -129,22 +129,7 @@ ms_err ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest 
  */
 size_t ms_pkcs7_digest_algs(const struct ms_pkcs7 *msg, enum ms_hash_alg *out, size_t cap);
 
-/**
- * ms_pkcs7_signer_match() - whether @cert is the certificate @s names:
- * issuer Name TLV and serial content byte for byte, or the SKID octets.
- */
-bool ms_pkcs7_signer_match(const struct ms_pkcs7_signer *s, const struct ms_cms_cert *cert);
-
 /* ---- cert_ids.c: the identifiers of a certificate and of a Name ---- */
-
-/** ms_cms_cert_issuer() - the issuer Name TLV as in the certificate. */
-struct ms_span ms_cms_cert_issuer(const struct ms_cms_cert *cert);
-
-/** ms_cms_cert_serial() - the serialNumber INTEGER content bytes. */
-struct ms_span ms_cms_cert_serial(const struct ms_cms_cert *cert);
-
-/** ms_cms_cert_skid() - the subjectKeyIdentifier octets; len 0 if absent. */
-struct ms_span ms_cms_cert_skid(const struct ms_cms_cert *cert);
 
 /** ms_cms_cert_subject_name() - the subject Name TLV as in the certificate. */
 struct ms_span ms_cms_cert_subject_name(const struct ms_cms_cert *cert);

@@ -13,7 +13,6 @@
 #include <mbedtls/x509_crt.h>
 
 #include "cms_internal.h"
-#include "pkcs7.h"
 
 /* Largest DigestInfo: prefix (19) + SHA-512 digest (64). */
 #define DI_MAX (32 + MS_HASH_MAX_SIZE)

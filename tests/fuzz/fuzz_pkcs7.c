@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cms/cms.h"
-#include "cms/pkcs7.h"
+#include "cms/cms_internal.h"
 #include "fuzz.h"
 
 #define FLAG_MOD_DIGESTS	0x01u	/* digests of tests/data/cms/mod.bin: signatures can verify */
