@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cms/cms.h"
 #include "common/ms_common.h"
@@ -66,9 +67,40 @@ struct ms_opts {
  */
 int ms_cli_parse(int argc, char **argv, struct ms_opts *o);
 
-/* Messages: "modsign: " + text on stderr. */
+/*
+ * Output (cli_msg.c). Every line that may hold a name (a path, a list
+ * entry, a certificate or token field) goes through these, which escape
+ * it: a backslash as \\, \n, \t, \r, any other control character (C0,
+ * DEL, C1) and any byte that is not UTF-8 as \xHH. So a name cannot start
+ * a line of its own or send a terminal escape sequence.
+ *
+ * ms_cli_error(), ms_cli_warn() - "modsign: " (+ "warning: ") and the text
+ * on stderr. ms_cli_error_detail() adds ": " and @detail, the PKCS#11
+ * layer's text whose further lines start with "\n" (candidates): each
+ * printed as a line of its own, escaped.
+ * ms_cli_line() - one line on @f (a result line: "OK <module> ...").
+ */
 void ms_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ms_cli_error_detail(const char *detail, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void ms_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ms_cli_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * ms_cli_p11_error() (cli_job.c) - "modsign: <role>: <call>: <CKR_...>: <detail>" for a
+ * failed step of @p11 (NULL: only @err's text).
+ */
+struct ms_p11;
+void ms_cli_p11_error(const char *role, const struct ms_p11 *p11, ms_err err);
+/* ms_cli_put_escaped() - @len bytes of @s, escaped as above, no newline. */
+void ms_cli_put_escaped(FILE *f, const char *s, size_t len);
+/*
+ * ms_cli_put_json_str() - @s as a JSON string (RFC 8259, 7): quotes,
+ * backslashes and control characters (C1 too) escaped, valid UTF-8 kept,
+ * any other byte as U+FFFD.
+ */
+void ms_cli_put_json_str(FILE *f, const char *s);
+/* ms_cli_utf8_len() - length of the valid UTF-8 sequence at @s (RFC 3629, 4) within @len; 0 if none. */
+size_t ms_cli_utf8_len(const unsigned char *s, size_t len);
 
 /* Whether @s names a PKCS#11 object rather than a file. */
 bool ms_cli_is_pkcs11_uri(const char *s);

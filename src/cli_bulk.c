@@ -160,7 +160,7 @@ finish_module(struct bulk *b, size_t i, enum mod_state st)
 			if (b->progress) {
 				fputs("\r\033[K", stderr);
 			}
-			fprintf(stderr, "signed %s\n", b->list->path[i]);
+			ms_cli_line(stderr, "signed %s", b->list->path[i]);
 		}
 		draw_progress(b, false);
 		pthread_mutex_unlock(&b->out_lock);
@@ -327,7 +327,7 @@ summary(struct bulk *b)
 			     " (-v lists them all); the first:");
 		for (size_t i = 0; i < n && (o->verbose || shown < 20); i++) {
 			if (b->state[i] == MOD_PENDING) {
-				fprintf(stderr, "  not signed: %s\n", b->list->path[i]);
+				ms_cli_line(stderr, "  not signed: %s", b->list->path[i]);
 				shown++;
 			}
 		}

@@ -31,80 +31,11 @@ static const char help_text[] =
 	"Exit status: 0 when every module was read and is unsigned or carries a\n"
 	"signature the kernel's rules accept in form; 1 otherwise; 2 usage error.\n";
 
-/* Length of the valid UTF-8 sequence at @s (RFC 3629, 4), 0 if there is none. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1fu;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0fu;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07u;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			return 0;	/* also stops at the NUL */
-		}
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff)) {
-		return 0;
-	}
-	return n;
-}
-
-/*
- * A JSON string (RFC 8259, 7): quotes, backslashes and control bytes
- * escaped; valid UTF-8 kept; any other byte (a path need not be UTF-8)
- * becomes U+FFFD.
- */
-static void
-json_str(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n;
-
-	putchar('"');
-	while (*s != '\0') {
-		if (*s == '"' || *s == '\\') {
-			printf("\\%c", *s);
-			s++;
-		} else if (*s < 0x20 || *s == 0x7f) {
-			printf("\\u%04x", *s);
-			s++;
-		} else if (*s < 0x80) {
-			putchar(*s);
-			s++;
-		} else {
-			n = utf8_len(s);
-			if (n == 0) {
-				fputs("\\ufffd", stdout);
-				s++;
-			} else {
-				fwrite(s, 1, n, stdout);
-				s += n;
-			}
-		}
-	}
-	putchar('"');
-}
-
 static void
 json_key_str(const char *key, const char *v, bool comma)
 {
 	printf("%s\"%s\": ", comma ? ", " : "", key);
-	json_str(v);
+	ms_cli_put_json_str(stdout, v);
 }
 
 static const char *
@@ -133,19 +64,19 @@ text_signer(const struct ms_pkcs7_signer *s, const char *tag)
 		if (ms_cms_name_text(s->issuer, text, sizeof(text)) != MS_OK) {
 			snprintf(text, sizeof(text), "(not printable)");
 		}
-		printf("%s%-*s%s\n", tag, COL, "issuer:", text);
+		ms_cli_line(stdout, "%s%-*s%s", tag, COL, "issuer:", text);
 		ms_cli_hex(s->serial, false, text, sizeof(text));
-		printf("%s%-*s%s\n", tag, COL, "serial:", text);
+		ms_cli_line(stdout, "%s%-*s%s", tag, COL, "serial:", text);
 	} else {
 		ms_cli_hex(s->skid, false, text, sizeof(text));
-		printf("%s%-*s%s\n", tag, COL, "skid:", text);
+		ms_cli_line(stdout, "%s%-*s%s", tag, COL, "skid:", text);
 	}
-	printf("%s%-*s%s\n", tag, COL, "hash:", ms_cms_hash_name(s->hash));
-	printf("%s%-*s%s (%s)\n", tag, COL, "algorithm:", ms_pkcs7_sig_alg_name(s->key_type),
-	       sig_alg_long(s));
-	printf("%s%-*s%zu\n", tag, COL, "signature_len:", s->signature.len);
+	ms_cli_line(stdout, "%s%-*s%s", tag, COL, "hash:", ms_cms_hash_name(s->hash));
+	ms_cli_line(stdout, "%s%-*s%s (%s)", tag, COL, "algorithm:",
+		    ms_pkcs7_sig_alg_name(s->key_type), sig_alg_long(s));
+	ms_cli_line(stdout, "%s%-*s%zu", tag, COL, "signature_len:", s->signature.len);
 	if (s->has_signed_attrs) {
-		printf("%s%-*s%s\n", tag, COL, "signed_attrs:", "yes");
+		ms_cli_line(stdout, "%s%-*s%s", tag, COL, "signed_attrs:", "yes");
 	}
 }
 
@@ -155,14 +86,14 @@ text_modinfo(const struct ms_pkcs7_signer *s)
 {
 	char text[TEXT_LEN];
 
-	printf("%-*s%s\n", COL, "sig_id:", "PKCS#7");
+	ms_cli_line(stdout, "%-*s%s", COL, "sig_id:", "PKCS#7");
 	ms_cli_signer_cn(s, text, sizeof(text));
 	if (text[0] != '\0') {
-		printf("%-*s%s\n", COL, "signer:", text);
+		ms_cli_line(stdout, "%-*s%s", COL, "signer:", text);
 	}
 	ms_cli_sig_key(s, text, sizeof(text));
-	printf("%-*s%s\n", COL, "sig_key:", text);
-	printf("%-*s%s\n", COL, "sig_hashalgo:", ms_cms_hash_name(s->hash));
+	ms_cli_line(stdout, "%-*s%s", COL, "sig_key:", text);
+	ms_cli_line(stdout, "%-*s%s", COL, "sig_hashalgo:", ms_cms_hash_name(s->hash));
 }
 
 static void
@@ -172,35 +103,39 @@ text_module(const char *path, const struct ms_sigmod *m, ms_err err, const char 
 	size_t i;
 	char tag[32];
 
-	printf("%-*s%s\n", COL, "module:", path);
+	ms_cli_line(stdout, "%-*s%s", COL, "module:", path);
 	if (err == MS_E_NOTFOUND) {
-		printf("%-*s%s\n\n", COL, "signed:", "no");
+		ms_cli_line(stdout, "%-*s%s", COL, "signed:", "no");
+		ms_cli_line(stdout, "%s", "");
 		return;
 	}
 	if (err != MS_OK && err != MS_E_MALFORMED) {
-		printf("%-*s%s\n\n", COL, "error:", why);
+		ms_cli_line(stdout, "%-*s%s", COL, "error:", why);
+		ms_cli_line(stdout, "%s", "");
 		return;
 	}
-	printf("%-*s%s\n", COL, "signed:", err == MS_OK ? "yes" : "malformed");
+	ms_cli_line(stdout, "%-*s%s", COL, "signed:", err == MS_OK ? "yes" : "malformed");
 	if (err != MS_OK) {
-		printf("%-*s%s\n\n", COL, "error:", why);
+		ms_cli_line(stdout, "%-*s%s", COL, "error:", why);
+		ms_cli_line(stdout, "%s", "");
 		return;
 	}
-	printf("%-*s%u\n", COL, "sig_len:", m->layout.sig_len);
-	printf("%-*s%llu\n", COL, "payload_len:", (unsigned long long)m->layout.payload_len);
+	ms_cli_line(stdout, "%-*s%u", COL, "sig_len:", m->layout.sig_len);
+	ms_cli_line(stdout, "%-*s%llu", COL, "payload_len:",
+		    (unsigned long long)m->layout.payload_len);
 	if (m->parse_err == MS_OK) {
-		printf("%-*s%zu\n", COL, "signers:", m->msg.n_signers);
+		ms_cli_line(stdout, "%-*s%zu", COL, "signers:", m->msg.n_signers);
 		for (i = 0; i < m->msg.n_signers; i++) {
 			snprintf(tag, sizeof(tag), i == 0 ? "" : "signer %zu ", i + 1);
 			text_signer(&m->msg.signers[i], tag);
 		}
-		printf("%-*s%zu\n", COL, "certificates:", m->msg.n_certs);
+		ms_cli_line(stdout, "%-*s%zu", COL, "certificates:", m->msg.n_certs);
 		text_modinfo(&m->msg.signers[0]);
 	}
 	if (problem != NULL) {
-		printf("%-*s%s\n", COL, "error:", problem);
+		ms_cli_line(stdout, "%-*s%s", COL, "error:", problem);
 	}
-	putchar('\n');
+	ms_cli_line(stdout, "%s", "");
 }
 
 static void
@@ -244,7 +179,9 @@ json_module(const char *path, const struct ms_sigmod *m, ms_err err, const char 
 		printf("}");
 		return;
 	}
-	printf(", \"signed\": %s", err == MS_E_NOTFOUND ? "false" : "true");
+	/* As the text form says it: a trailer the kernel refuses is "malformed". */
+	printf(", \"signed\": %s",
+	       err == MS_E_NOTFOUND ? "false" : err == MS_E_MALFORMED ? "\"malformed\"" : "true");
 	if (err != MS_OK) {
 		if (err == MS_E_MALFORMED) {
 			json_key_str("error", why, true);

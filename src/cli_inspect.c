@@ -150,7 +150,6 @@ static ms_err
 cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
 {
 	struct ms_p11 *p11 = NULL;
-	const struct ms_p11_fail *f = NULL;
 	ms_err err;
 
 	err = ms_p11_open(uri, &p11);
@@ -158,18 +157,7 @@ cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
 		err = ms_p11_cert_find(p11, der, der_len);
 	}
 	if (err != MS_OK) {
-		f = p11 != NULL ? ms_p11_last_fail(p11) : NULL;
-		if (f != NULL && f->rv != 0) {
-			ms_cli_error("certificate: %s: %s%s%s",
-				     f->call != NULL ? f->call : "PKCS#11", ms_p11_rv_name(f->rv),
-				     f->detail[0] != '\0' ? ": " : "", f->detail);
-		} else if (f != NULL && (f->call != NULL || f->detail[0] != '\0')) {
-			ms_cli_error("certificate: %s%s%s",
-				     f->call != NULL ? f->call : ms_err_str(err),
-				     f->detail[0] != '\0' ? ": " : "", f->detail);
-		} else {
-			ms_cli_error("certificate: %s", ms_err_str(err));
-		}
+		ms_cli_p11_error("certificate", p11, err);
 	}
 	ms_p11_close(p11);
 	return err;

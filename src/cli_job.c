@@ -36,23 +36,20 @@ job_hash(struct ms_job *job, const char *name)
 	return MS_OK;
 }
 
-static void
-p11_say(const char *uri_role, const struct ms_p11 *p11, ms_err err)
+void
+ms_cli_p11_error(const char *role, const struct ms_p11 *p11, ms_err err)
 {
 	const struct ms_p11_fail *f = p11 != NULL ? ms_p11_last_fail(p11) : NULL;
 
 	if (f == NULL || (f->call == NULL && f->detail[0] == '\0')) {
-		ms_cli_error("%s: %s", uri_role, ms_err_str(err));
-		return;
+		ms_cli_error("%s: %s", role, ms_err_str(err));
+	} else if (f->rv != 0) {
+		ms_cli_error_detail(f->detail, "%s: %s: %s", role,
+				    f->call != NULL ? f->call : "PKCS#11", ms_p11_rv_name(f->rv));
+	} else {
+		ms_cli_error_detail(f->detail, "%s: %s", role,
+				    f->call != NULL ? f->call : ms_err_str(err));
 	}
-	if (f->rv != 0) {
-		ms_cli_error("%s: %s: %s%s%s", uri_role, f->call != NULL ? f->call : "PKCS#11",
-			     ms_p11_rv_name(f->rv), f->detail[0] != '\0' ? ": " : "",
-			     f->detail);
-		return;
-	}
-	ms_cli_error("%s: %s%s%s", uri_role, f->call != NULL ? f->call : ms_err_str(err),
-		     f->detail[0] != '\0' ? ": " : "", f->detail);
 }
 
 static ms_err
@@ -65,7 +62,7 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 
 	err = ms_p11_open(o->key, &p11);
 	if (err != MS_OK) {
-		p11_say("key", p11, err);
+		ms_cli_p11_error("key", p11, err);
 		goto out;
 	}
 	if (ms_p11_needs_pin(p11)) {
@@ -85,13 +82,13 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 				     job->pin.source != NULL ? job->pin.source : "none",
 				     ms_p11_rv_name(f->rv));
 		} else {
-			p11_say("key", p11, err);
+			ms_cli_p11_error("key", p11, err);
 		}
 		goto out;
 	}
 	err = ms_signer_p11_new(p11, &job->signer);
 	if (err != MS_OK) {
-		p11_say("key", p11, err);
+		ms_cli_p11_error("key", p11, err);
 		goto out;
 	}
 	/*

@@ -142,7 +142,10 @@ pin_from_terminal(const char *what, struct ms_pin *pin)
 		quiet.c_lflag |= ICANON;
 		tty_quiet = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) == 0;
 	}
-	fprintf(stderr, "Enter PIN for %s: ", what);
+	/* @what holds a token label or a file name: escaped like every name printed. */
+	fputs("Enter PIN for ", stderr);
+	ms_cli_put_escaped(stderr, what, strlen(what));
+	fputs(": ", stderr);
 	fflush(stderr);
 	err = pin_read_fd(STDIN_FILENO, pin, "terminal", true);
 	fputs("\n", stderr);

@@ -51,7 +51,7 @@ struct vjob {
 static void
 say_fail(struct vjob *j, const char *path, const char *why)
 {
-	printf("FAIL %s: %s\n", path, why);
+	ms_cli_line(stdout, "FAIL %s: %s", path, why);
 	j->n_fail++;
 }
 
@@ -236,7 +236,7 @@ check_signers(struct vjob *j, const char *path, struct ms_sigmod *m,
 	algs_text(&m->msg, algs, sizeof(algs));
 	if (err == MS_OK && j->n_certs > 0) {
 		names(&m->msg, res, who, sizeof(who));
-		printf("OK %s %s %s\n", path, who, algs);
+		ms_cli_line(stdout, "OK %s %s %s", path, who, algs);
 		j->n_ok++;
 		goto out;
 	}
@@ -249,7 +249,7 @@ check_signers(struct vjob *j, const char *path, struct ms_sigmod *m,
 		}
 		if (err == MS_OK || err == MS_E_NOTFOUND) {
 			names(&m->msg, NULL, who, sizeof(who));
-			printf("UNVERIFIED %s %s %s\n", path, who, algs);
+			ms_cli_line(stdout, "UNVERIFIED %s %s %s", path, who, algs);
 			j->n_unverified++;
 			goto out;
 		}

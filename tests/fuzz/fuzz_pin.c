@@ -5,7 +5,8 @@
  * file://PATH, PATH, or the unsupported FILE:PATH), from pin-value in the
  * URI, or from KBUILD_SIGN_PIN. Input: one mode byte, then the PIN text.
  * The messages cli_pin.c prints are captured here, in place of cli_msg.c's
- * ms_cli_error()/ms_cli_warn().
+ * ms_cli_error()/ms_cli_warn() (and ms_cli_put_escaped(), which only the
+ * terminal prompt uses).
  *
  * Oracles: the PIN is exactly the text less one trailing newline (CR LF
  * too), refused when longer than MS_PIN_MAX or holding a NUL;
@@ -68,6 +69,16 @@ ms_cli_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	say("warning: ", fmt, ap);
 	va_end(ap);
+}
+
+/* The prompt's name printer: stdin is never a terminal here, so it is not reached. */
+void
+ms_cli_put_escaped(FILE *f, const char *s, size_t len)
+{
+	(void)f;
+	(void)s;
+	(void)len;
+	fuzz_die("the terminal prompt was reached");
 }
 
 /*

@@ -87,7 +87,8 @@ cp "$mod" "$T/j1.ko"
 ln -s "$T/j1.ko" "$T/j\"q.ko"
 run_ms info --json "$T/j1.ko" "$mod" "$T/bad.ko" "$T/j\"q.ko"
 if [ "$rc" -eq 1 ] && grep -q '"sig_hashalgo": "sha256"' "$T/out" &&
-	grep -q '"signed": false' "$T/out" && grep -q '"error": "trailer: id_type is not 2 (PKCS#7)"' "$T/out" &&
+	grep -q '"signed": false' "$T/out" &&
+	grep -q '"signed": "malformed", "error": "trailer: id_type is not 2 (PKCS#7)"' "$T/out" &&
 	grep -q '"module": ".*j\\"q.ko"' "$T/out"; then
 	t_pass "info --json: fields, unsigned, malformed, escaped names"
 else

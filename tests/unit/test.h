@@ -2,7 +2,8 @@
 /*
  * The unit test harness: MS_TEST(name) defines and registers a test in the
  * "ms_tests" linker section; tests/unit/main.c runs each in a forked child.
- * CHECK() ends the child with status 1 and prints where; MS_SKIP() with 77.
+ * CHECK() ends the child with status 1 and prints where (CHECK_EQ() and
+ * CHECK_STR_EQ() also both values); MS_SKIP() with 77.
  */
 #ifndef MS_TEST_H
 #define MS_TEST_H
@@ -28,6 +29,38 @@ struct ms_test {
 		if (!(expr)) {						\
 			fprintf(stderr, "%s:%d: CHECK(%s) failed\n",	\
 				__FILE__, __LINE__, #expr);		\
+			exit(1);					\
+		}							\
+	} while (0)
+
+/*
+ * CHECK_EQ(got, want) - integers compared as long long; a failure prints
+ * both values (as p11-kit's assert_num_eq). CHECK_STR_EQ(got, want) - C
+ * strings (NULL allowed), both printed on failure.
+ */
+#define CHECK_EQ(got, want)						\
+	do {								\
+		long long got_v_ = (long long)(got);			\
+		long long want_v_ = (long long)(want);			\
+		if (got_v_ != want_v_) {				\
+			fprintf(stderr, "%s:%d: CHECK_EQ(%s, %s) failed: "	\
+				"got %lld, want %lld\n", __FILE__, __LINE__,	\
+				#got, #want, got_v_, want_v_);		\
+			exit(1);					\
+		}							\
+	} while (0)
+
+#define CHECK_STR_EQ(got, want)						\
+	do {								\
+		const char *got_s_ = (got);				\
+		const char *want_s_ = (want);				\
+		if (got_s_ == NULL || want_s_ == NULL ?			\
+		    got_s_ != want_s_ : strcmp(got_s_, want_s_) != 0) {	\
+			fprintf(stderr, "%s:%d: CHECK_STR_EQ(%s, %s) failed:\n" \
+				"    got  \"%s\"\n    want \"%s\"\n",	\
+				__FILE__, __LINE__, #got, #want,	\
+				got_s_ != NULL ? got_s_ : "(null)",	\
+				want_s_ != NULL ? want_s_ : "(null)");	\
 			exit(1);					\
 		}							\
 	} while (0)
