@@ -13,7 +13,7 @@
 #include "cms/cms.h"
 #include "common/ms_common.h"
 #include "modfmt/modfmt.h"
-#include "signer.h"
+#include "signer/signer.h"
 
 #define MS_EXIT_OK 0
 #define MS_EXIT_FAIL 1
@@ -242,8 +242,6 @@ void ms_cli_dirs_module_done(struct ms_dir_set *set, size_t i);
 ms_err ms_cli_dirs_sync(struct ms_dir_set *set) MS_MUST_CHECK;
 void ms_cli_dirs_free(struct ms_dir_set *set);
 
-/* ms_cli_cpu_count() - online processors, at least 1. */
-unsigned ms_cli_cpu_count(void);
 
 /* ms_cli_raw_sig() - `-s`: append an existing detached PKCS#7 to a module. */
 ms_err ms_cli_raw_sig(const struct ms_opts *o) MS_MUST_CHECK;

@@ -81,14 +81,6 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-unsigned
-ms_cli_cpu_count(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;
-}
-
 /* A key failure or a hung token: hashed modules are signed no more. */
 static void
 stop_all(struct bulk *b)
@@ -257,7 +249,7 @@ hung_lanes(struct bulk *b)
 	uint64_t t = now_ns();
 	size_t n = 0;
 
-	for (unsigned l = 0; l < b->job->signer->lanes; l++) {
+	for (unsigned l = 0; l < ms_signer_lanes(b->job->signer); l++) {
 		uint64_t since = atomic_load(&b->busy_since[l]);
 
 		if (since != 0 && t - since > limit) {
@@ -290,7 +282,7 @@ wait_threads(struct bulk *b, unsigned total)
 		if (b->hung == 0) {
 			continue;
 		}
-		for (unsigned l = 0; l < b->job->signer->lanes; l++) {
+		for (unsigned l = 0; l < ms_signer_lanes(b->job->signer); l++) {
 			if (atomic_load(&b->busy_since[l]) != 0) {
 				ms_cli_error("%s: the token did not return the signature within "
 					     "%u s (--token-timeout): stopping",
@@ -350,7 +342,7 @@ summary(struct bulk *b)
 static unsigned
 worker_count(size_t n_modules, unsigned lanes)
 {
-	unsigned cpus = ms_cli_cpu_count();
+	unsigned cpus = ms_cpu_count();
 	unsigned w = 8 * cpus < 64 ? 8 * cpus : 64;
 
 	if (w < lanes + cpus) {
@@ -365,7 +357,7 @@ ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list, struct ms
 	struct bulk b;
 	struct sigaction sa;
 	pthread_t *th = NULL;
-	unsigned lanes = job->signer->lanes;
+	unsigned lanes = ms_signer_lanes(job->signer);
 	unsigned n_workers = worker_count(list->n, lanes), started = 0;
 	int rc = MS_EXIT_FAIL;
 

@@ -86,7 +86,7 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 		}
 		goto out;
 	}
-	err = ms_signer_p11_new(p11, &job->signer);
+	err = ms_signer_token_new(p11, &job->signer);
 	if (err != MS_OK) {
 		ms_cli_p11_error("key", p11, err);
 		goto out;
@@ -98,7 +98,7 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 	 */
 	p11 = NULL;	/* owned by the signer now */
 	if (o->bulk) {
-		err = ms_signer_p11_add_lanes(job->signer, o->jobs);
+		err = ms_signer_token_add_lanes(job->signer, o->jobs);
 	}
 out:
 	ms_p11_close(p11);
@@ -111,7 +111,7 @@ job_file_key(struct ms_job *job, const struct ms_opts *o)
 	char why[1400] = "";
 	const char *env = getenv("KBUILD_SIGN_PIN");
 	/* Each lane parses its own copy: an mbedTLS RSA context signs one at a time. */
-	unsigned lanes = !o->bulk ? 1 : o->jobs != 0 ? o->jobs : ms_cli_cpu_count();
+	unsigned lanes = !o->bulk ? 1 : o->jobs != 0 ? o->jobs : ms_cpu_count();
 	ms_err err;
 
 	/* As sign-file: KBUILD_SIGN_PIN is the passphrase of an encrypted key. */
@@ -121,7 +121,7 @@ job_file_key(struct ms_job *job, const struct ms_opts *o)
 			goto out;
 		}
 	}
-	err = ms_signer_pem_open(o->key, job->pin.is_set ? &job->pin : NULL, lanes, &job->signer,
+	err = ms_signer_keyfile_open(o->key, job->pin.is_set ? &job->pin : NULL, lanes, &job->signer,
 				 why, sizeof(why));
 	if (err == MS_E_PIN && !job->pin.is_set && isatty(STDIN_FILENO)) {
 		/* First try had no passphrase at all: asking is not a retry. */
@@ -129,7 +129,7 @@ job_file_key(struct ms_job *job, const struct ms_opts *o)
 		if (err != MS_OK) {
 			goto out;
 		}
-		err = ms_signer_pem_open(o->key, &job->pin, lanes, &job->signer, why, sizeof(why));
+		err = ms_signer_keyfile_open(o->key, &job->pin, lanes, &job->signer, why, sizeof(why));
 	}
 	if (err != MS_OK) {
 		if (err == MS_E_PIN && !job->pin.is_set) {
@@ -147,7 +147,7 @@ static ms_err
 job_match(struct ms_job *job, const struct ms_opts *o)
 {
 	char subject[256];
-	ms_err err = job->signer->ops->match_cert(job->signer, job->cert);
+	ms_err err = ms_signer_match_cert(job->signer, job->cert);
 
 	if (err == MS_OK) {
 		return MS_OK;
@@ -159,7 +159,7 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 	} else {
 		char why[1200];
 
-		job->signer->ops->describe(job->signer, 0, why, sizeof(why));
+		ms_signer_describe(job->signer, 0, why, sizeof(why));
 		ms_cli_error("checking key %s against certificate %s: %s", o->key, o->x509, why);
 	}
 	return err;

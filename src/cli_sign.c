@@ -142,35 +142,35 @@ ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w)
 	char why[1200];
 	ms_err err;
 
-	err = ms_cms_tbs_encode(sg->type, job->hash, w->digest, w->digest_len, tbs, sizeof(tbs),
-				&tbs_len);
+	err = ms_cms_tbs_encode(ms_signer_key_type(sg), job->hash, w->digest, w->digest_len, tbs,
+				sizeof(tbs), &tbs_len);
 	if (err != MS_OK) {
 		ms_cli_error("%s: cannot prepare the bytes to sign: %s", w->path, ms_err_str(err));
 		return err;
 	}
-	err = sg->ops->sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw), &raw_len);
-	if (err != MS_OK && sg->ops->recover != NULL &&
+	err = ms_signer_sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw), &raw_len);
+	if (err != MS_OK && ms_signer_can_recover(sg) &&
 	    atomic_fetch_add(&job->recoveries, 1) < MS_RECOVERIES_MAX) {
 		/* A lost session: re-open it (logging in again) and try once more. */
-		sg->ops->describe(sg, lane, why, sizeof(why));
-		if (sg->ops->recover(sg, lane) == MS_OK) {
+		ms_signer_describe(sg, lane, why, sizeof(why));
+		if (ms_signer_recover(sg, lane) == MS_OK) {
 			ms_cli_warn("%s: %s: session re-opened, signing again", w->path, why);
-			err = sg->ops->sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw),
-					    &raw_len);
+			err = ms_signer_sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw),
+					     &raw_len);
 		}
 	}
 	if (err != MS_OK) {
-		sg->ops->describe(sg, lane, why, sizeof(why));
+		ms_signer_describe(sg, lane, why, sizeof(why));
 		ms_cli_error("%s: signing failed: %s", w->path, why);
 		return err;
 	}
-	err = ms_cms_sig_encode(sg->type, raw, raw_len, sig, sizeof(sig), &sig_len);
+	err = ms_cms_sig_encode(ms_signer_key_type(sg), raw, raw_len, sig, sizeof(sig), &sig_len);
 	if (err != MS_OK) {
 		ms_cli_error("%s: the key returned a malformed signature", w->path);
 		return err;
 	}
 	s.hash = job->hash;
-	s.key_type = sg->type;
+	s.key_type = ms_signer_key_type(sg);
 	s.use_skid = job->opts->use_skid;
 	s.sid.p = job->sid;
 	s.sid.len = job->sid_len;

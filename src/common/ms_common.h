@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Error codes, byte spans, secret wiping and the PIN buffer shared by all of modsign. */
+/* Error codes, byte spans, secret wiping, the PIN buffer and the CPU count shared by all of modsign. */
 #ifndef MS_COMMON_H
 #define MS_COMMON_H
 
@@ -44,6 +44,11 @@ struct ms_span {
  * cannot drop. @p may be NULL when @len is 0.
  */
 void ms_wipe(void *p, size_t len);
+
+/**
+ * ms_cpu_count() - online processors, at least 1, at most 64.
+ */
+unsigned ms_cpu_count(void);
 
 /* The longest PIN or passphrase we accept; longer input is an error. */
 #define MS_PIN_MAX 256

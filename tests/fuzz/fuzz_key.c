@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Fuzz target: private key file loading (ms_signer_pem_is_encrypted and
- * ms_signer_pem_open in src/signer_pem.c: PEM or DER, RSA or EC, encrypted
+ * Fuzz target: private key file loading (ms_signer_keyfile_is_encrypted
+ * and ms_signer_keyfile_open in src/signer/keyfile.c: PEM or DER, RSA or EC, encrypted
  * or not) through a memfd, as the CLI opens a <key> file: first without a
  * passphrase, then, when the key says it is encrypted, with the TEST-ONLY
  * passphrase of tests/data/rsa2048.enc.key.pem. A key that loads signs
@@ -13,7 +13,7 @@
 
 #include "common/ms_common.h"
 #include "fuzz.h"
-#include "signer.h"
+#include "signer/signer.h"
 
 #define PASSPHRASE "test-passphrase"
 /* RSA-4096 at most: a larger fuzzed key is refused by capacity, not signed slowly. */
@@ -35,24 +35,25 @@ use_key(struct ms_signer *s)
 	enum ms_hash_alg alg = MS_HASH_SHA256;
 	ms_err err;
 
-	if (s->lanes != 1 || (s->type != MS_KEY_RSA && s->type != MS_KEY_EC)) {
+	if (ms_signer_lanes(s) != 1 ||
+	    (ms_signer_key_type(s) != MS_KEY_RSA && ms_signer_key_type(s) != MS_KEY_EC)) {
 		fuzz_die("signer facts out of range");
 	}
 	memset(digest, 0x5a, sizeof(digest));
-	if (ms_cms_tbs_encode(s->type, alg, digest, sizeof(digest), tbs, sizeof(tbs),
+	if (ms_cms_tbs_encode(ms_signer_key_type(s), alg, digest, sizeof(digest), tbs, sizeof(tbs),
 			      &tbs_len) != MS_OK) {
 		fuzz_die("ms_cms_tbs_encode");
 	}
-	err = s->ops->sign(s, 0, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	err = ms_signer_sign(s, 0, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
 	if (err == MS_OK && (sig_len == 0 || sig_len > sizeof(sig))) {
 		fuzz_die("signature length out of range");
 	}
-	(void)s->ops->sign(s, 1, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	(void)ms_signer_sign(s, 1, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
 	for (size_t i = 0; i < N_FIXED; i++) {
-		(void)s->ops->match_cert(s, fixed[i]);
+		(void)ms_signer_match_cert(s, fixed[i]);
 	}
-	s->ops->describe(s, 0, text, sizeof(text));
-	s->ops->describe(s, 7, text, sizeof(text));
+	ms_signer_describe(s, 0, text, sizeof(text));
+	ms_signer_describe(s, 7, text, sizeof(text));
 }
 
 int
@@ -69,11 +70,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&pass, 0, sizeof(pass));
 	path = fuzz_memfd_path(data, size);
 	why[0] = '\0';
-	err = ms_signer_pem_is_encrypted(path, &is_encrypted, why, sizeof(why));
+	err = ms_signer_keyfile_is_encrypted(path, &is_encrypted, why, sizeof(why));
 	if (err != MS_OK) {
 		is_encrypted = 0;
 	}
-	err = ms_signer_pem_open(path, NULL, 1, &s, why, sizeof(why));
+	err = ms_signer_keyfile_open(path, NULL, 1, &s, why, sizeof(why));
 	if (err == MS_E_PIN) {
 		if (s != NULL) {
 			fuzz_die("signer returned with an error");
@@ -82,7 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pass.len = sizeof(PASSPHRASE) - 1;
 		pass.source = "KBUILD_SIGN_PIN";
 		pass.is_set = true;
-		err = ms_signer_pem_open(path, &pass, 1, &s, why, sizeof(why));
+		err = ms_signer_keyfile_open(path, &pass, 1, &s, why, sizeof(why));
 		ms_pin_clear(&pass);
 	} else if (is_encrypted != 0) {
 		fuzz_die("is_encrypted said yes, open without a passphrase did not ask for one");

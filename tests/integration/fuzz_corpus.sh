@@ -25,7 +25,7 @@ srcs_for() {
 	trailer) echo src/modfmt/*.c $common ;;
 	signed_data_check) echo src/cms/*.c $common ;;
 	pkcs7 | cert) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
-	key) echo tests/fuzz/fuzz_certs.c src/signer_pem.c src/modfmt/*.c src/cms/*.c $common ;;
+	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/modfmt/*.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c $common ;;
 	uri) echo src/pkcs11/*.c $common ;;
 	pin) echo src/cli_pin.c $common ;;

@@ -8,22 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkcs11/p11.h"
-#include "cli.h"
-#include "signer.h"
+#include "../pkcs11/p11.h"
+#include "signer_internal.h"
 
-struct p11_signer {
-	struct ms_signer base;		/* first: the CLI holds a struct ms_signer * */
+struct token_signer {
+	struct ms_signer base;		/* first: callers hold a struct ms_signer * */
 	struct ms_p11 *p11;
 	struct ms_p11_pubkey pub;
-	char detail[256];
 };
 
 static ms_err
-p11_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
+tok_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
 	 size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
 {
-	struct p11_signer *ps = (struct p11_signer *)base;
+	struct token_signer *ps = (struct token_signer *)base;
 
 	(void)alg;	/* the token signs the prepared bytes as they are */
 	return ms_p11_sign(ps->p11, lane, tbs, tbs_len, sig, cap, sig_len);
@@ -31,7 +29,7 @@ p11_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint
 
 /* Sign a fixed digest and verify it with the certificate's key. */
 static ms_err
-match_by_test_signature(struct p11_signer *ps, const struct ms_cms_cert *cert)
+match_by_test_signature(struct token_signer *ps, const struct ms_cms_cert *cert)
 {
 	static const char probe[] = "modsign: key and certificate check";
 	struct ms_cms_digest *d = NULL;
@@ -69,9 +67,9 @@ out:
 }
 
 static ms_err
-p11_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
+tok_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
 {
-	struct p11_signer *ps = (struct p11_signer *)base;
+	struct token_signer *ps = (struct token_signer *)base;
 	const struct ms_p11_pubkey *pub = &ps->pub;
 	enum ms_key_type cert_type = MS_KEY_RSA;
 
@@ -95,9 +93,9 @@ p11_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
 
 /* Only a lost session is worth a second try; a removed token is not. */
 static ms_err
-p11_recover(struct ms_signer *base, unsigned lane)
+tok_recover(struct ms_signer *base, unsigned lane)
 {
-	struct p11_signer *ps = (struct p11_signer *)base;
+	struct token_signer *ps = (struct token_signer *)base;
 	const struct ms_p11_fail *f = ms_p11_session_fail(ps->p11, lane);
 
 	if (f == NULL || !ms_p11_rv_is_session_loss(f->rv)) {
@@ -107,9 +105,9 @@ p11_recover(struct ms_signer *base, unsigned lane)
 }
 
 static void
-p11_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
+tok_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
 {
-	const struct p11_signer *ps = (const struct p11_signer *)base;
+	const struct token_signer *ps = (const struct token_signer *)base;
 	const struct ms_p11_fail *f = ms_p11_session_fail(ps->p11, lane);
 
 	if (f == NULL || f->call == NULL) {
@@ -121,9 +119,9 @@ p11_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
 }
 
 static void
-p11_free(struct ms_signer *base)
+tok_free(struct ms_signer *base)
 {
-	struct p11_signer *ps = (struct p11_signer *)base;
+	struct token_signer *ps = (struct token_signer *)base;
 
 	if (ps == NULL) {
 		return;
@@ -132,18 +130,18 @@ p11_free(struct ms_signer *base)
 	free(ps);
 }
 
-static const struct ms_signer_ops p11_ops = {
-	.sign = p11_sign,
-	.match_cert = p11_match_cert,
-	.recover = p11_recover,
-	.describe = p11_describe,
-	.free = p11_free,
+static const struct ms_signer_ops tok_ops = {
+	.sign = tok_sign,
+	.match_cert = tok_match_cert,
+	.recover = tok_recover,
+	.describe = tok_describe,
+	.free = tok_free,
 };
 
 ms_err
-ms_signer_p11_new(struct ms_p11 *p11, struct ms_signer **out)
+ms_signer_token_new(struct ms_p11 *p11, struct ms_signer **out)
 {
-	struct p11_signer *ps = NULL;
+	struct token_signer *ps = NULL;
 	enum ms_p11_key_type kt = MS_P11_KEY_RSA;
 	ms_err err = MS_E_INTERNAL;
 
@@ -153,7 +151,7 @@ ms_signer_p11_new(struct ms_p11 *p11, struct ms_signer **out)
 		return MS_E_NOMEM;
 	}
 	ps->p11 = p11;
-	ps->base.ops = &p11_ops;
+	ps->base.ops = &tok_ops;
 	ps->base.lanes = 1;
 	err = ms_p11_key_find(p11, &kt);
 	if (err != MS_OK) {
@@ -175,20 +173,22 @@ out:
 }
 
 ms_err
-ms_signer_p11_add_lanes(struct ms_signer *base, unsigned want)
+ms_signer_token_add_lanes(struct ms_signer *base, unsigned want)
 {
-	struct p11_signer *ps = (struct p11_signer *)base;
+	struct token_signer *ps = (struct token_signer *)base;
 	unsigned max;
 
+	if (base == NULL || base->ops != &tok_ops) {
+		return MS_E_ARG;
+	}
 	/*
-	 * Default: a token in a hardware slot gets one signer. A software token
-	 * signs on our cores: one lane per core and one more, so that a core
-	 * whose lane holder was preempted by file work still finds a lane free
-	 * (SoftHSM2, two cores, 802 modules, 16 workers: 0.98 s with 3 lanes,
-	 * 1.05 s with 2 or 4, medians of four interleaved runs).
+	 * Default: a token in a hardware slot gets one lane (a smart card
+	 * serialises anyway). A software token signs on our cores: one lane per
+	 * core and one more, so that a core whose lane holder was preempted by
+	 * file work still finds a lane free (measured: BENCHMARKS.md).
 	 */
 	if (want == 0) {
-		want = ms_p11_token_is_hardware(ps->p11) ? 1 : ms_cli_cpu_count() + 1;
+		want = ms_p11_token_is_hardware(ps->p11) ? 1 : ms_cpu_count() + 1;
 	}
 	max = ms_p11_session_count_max(ps->p11, want);
 

@@ -16,8 +16,8 @@
 #include <mbedtls/pkcs5.h>
 #include <mbedtls/rsa.h>
 
-#include "modfmt/modfmt.h"
-#include "signer.h"
+#include "../modfmt/modfmt.h"
+#include "signer_internal.h"
 
 #define KEY_FILE_MAX (64 * 1024)
 #define SPKI_MAX 2600
@@ -29,7 +29,7 @@ struct pem_lane {
 };
 
 struct pem_signer {
-	struct ms_signer base;		/* first: the CLI holds a struct ms_signer * */
+	struct ms_signer base;		/* first: callers hold a struct ms_signer * */
 	mbedtls_entropy_context entropy;
 	struct pem_lane *lane;
 	unsigned n_lanes;
@@ -250,7 +250,7 @@ read_key_file(const char *path, uint8_t **buf, size_t *len, char *why, size_t wh
 }
 
 ms_err
-ms_signer_pem_is_encrypted(const char *path, int *is_encrypted, char *why, size_t why_cap)
+ms_signer_keyfile_is_encrypted(const char *path, int *is_encrypted, char *why, size_t why_cap)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -277,7 +277,7 @@ out:
 }
 
 ms_err
-ms_signer_pem_open(const char *path, const struct ms_pin *pass, unsigned lanes,
+ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lanes,
 		   struct ms_signer **out, char *why, size_t why_cap)
 {
 	struct pem_signer *ps = NULL;
@@ -336,12 +336,4 @@ out:
 		free(buf);
 	}
 	return err;
-}
-
-void
-ms_signer_free(struct ms_signer *s)
-{
-	if (s != NULL) {
-		s->ops->free(s);
-	}
 }

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The calls of the signer seam, dispatched to the signer's own functions. */
+#include <stdio.h>
+
+#include "signer_internal.h"
+
+ms_err
+ms_signer_sign(struct ms_signer *s, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
+	       size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	if (s == NULL || lane >= s->lanes) {
+		return MS_E_ARG;
+	}
+	return s->ops->sign(s, lane, alg, tbs, tbs_len, sig, cap, sig_len);
+}
+
+ms_err
+ms_signer_match_cert(struct ms_signer *s, const struct ms_cms_cert *cert)
+{
+	if (s == NULL || cert == NULL) {
+		return MS_E_ARG;
+	}
+	return s->ops->match_cert(s, cert);
+}
+
+bool
+ms_signer_can_recover(const struct ms_signer *s)
+{
+	return s != NULL && s->ops->recover != NULL;
+}
+
+ms_err
+ms_signer_recover(struct ms_signer *s, unsigned lane)
+{
+	if (s == NULL || lane >= s->lanes) {
+		return MS_E_ARG;
+	}
+	if (s->ops->recover == NULL) {
+		return MS_E_UNSUPPORTED;
+	}
+	return s->ops->recover(s, lane);
+}
+
+void
+ms_signer_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t cap)
+{
+	if (buf == NULL || cap == 0) {
+		return;
+	}
+	if (s == NULL) {
+		snprintf(buf, cap, "no key");
+		return;
+	}
+	s->ops->describe(s, lane, buf, cap);
+}
+
+enum ms_key_type
+ms_signer_key_type(const struct ms_signer *s)
+{
+	return s->type;
+}
+
+unsigned
+ms_signer_lanes(const struct ms_signer *s)
+{
+	return s == NULL ? 0 : s->lanes;
+}
+
+void
+ms_signer_free(struct ms_signer *s)
+{
+	if (s != NULL) {
+		s->ops->free(s);
+	}
+}

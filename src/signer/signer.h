@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The seam between the signing pipeline and the key: "sign these bytes on
+ * lane n". One signer per key source (a token, a key file, an agent); the
+ * caller holds a struct ms_signer * and never sees which. A signer has one or
+ * more lanes; each lane may be used by one thread at a time, different lanes
+ * at once.
+ */
+#ifndef MS_SIGNER_H
+#define MS_SIGNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../cms/cms.h"
+#include "../common/ms_common.h"
+
+struct ms_signer;
+struct ms_p11;
+
+/**
+ * ms_signer_sign() - sign @tbs (the bytes ms_cms_tbs_encode() made: the
+ * DigestInfo for RSA, the digest for EC) on @lane.
+ * @alg: the digest's hash (EC key files derive their nonce with it).
+ * @sig, @cap, @sig_len: caller's buffer; the raw signature: modulus-size
+ * bytes for RSA, r||s for EC (ms_cms_sig_encode() makes the DER).
+ * Return: MS_OK; MS_E_ARG (lane out of range), MS_E_NOSPACE, MS_E_TOKEN and
+ * others on failure (ms_signer_describe() says what failed). @sig is then
+ * unspecified.
+ */
+ms_err ms_signer_sign(struct ms_signer *s, unsigned lane, enum ms_hash_alg alg,
+		      const uint8_t *tbs, size_t tbs_len, uint8_t *sig, size_t cap,
+		      size_t *sig_len) MS_MUST_CHECK;
+
+/**
+ * ms_signer_match_cert() - whether the key is @cert's. Uses lane 0.
+ * Return: MS_OK when it is, MS_E_MISMATCH when not, another code when the
+ * check itself failed (ms_signer_describe() on lane 0 says why).
+ */
+ms_err ms_signer_match_cert(struct ms_signer *s, const struct ms_cms_cert *cert) MS_MUST_CHECK;
+
+/**
+ * ms_signer_can_recover() - whether ms_signer_recover() can ever bring a
+ * lane back (a token's lost session); false for a key file.
+ */
+bool ms_signer_can_recover(const struct ms_signer *s);
+
+/**
+ * ms_signer_recover() - after a failed ms_signer_sign() on @lane, bring the
+ * lane back (a lost token session re-opened, logged in again with the PIN
+ * already given) so that the signature may be tried once more. Not
+ * thread-safe with a sign on the same lane.
+ * Return: MS_OK when the lane was brought back; MS_E_UNSUPPORTED for a signer
+ * that cannot recover; anything else means stop.
+ */
+ms_err ms_signer_recover(struct ms_signer *s, unsigned lane) MS_MUST_CHECK;
+
+/**
+ * ms_signer_describe() - one line saying what failed last on @lane (the
+ * PKCS#11 function and its CKR_ name, or the key file and the library's
+ * reason), for messages. Never the PIN. @buf is always NUL-terminated when
+ * @cap > 0.
+ */
+void ms_signer_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t cap);
+
+/* ms_signer_key_type() - MS_KEY_RSA or MS_KEY_EC. */
+enum ms_key_type ms_signer_key_type(const struct ms_signer *s);
+
+/* ms_signer_lanes() - how many lanes: valid lanes are 0 .. n-1. */
+unsigned ms_signer_lanes(const struct ms_signer *s);
+
+/**
+ * ms_signer_free() - close the key (token sessions and login, or the parsed
+ * key copies, wiped) and free @s. NULL is a no-op.
+ */
+void ms_signer_free(struct ms_signer *s);
+
+/**
+ * ms_signer_keyfile_open() - load a PEM or DER private key file (RSA or EC)
+ * through mbedTLS, decrypting it with @pass when encrypted, with @lanes
+ * independent copies (an mbedTLS RSA context serialises its users).
+ * Return: MS_OK, MS_E_PIN (encrypted and @pass NULL or wrong), MS_E_IO,
+ * MS_E_MALFORMED, MS_E_UNSUPPORTED, MS_E_NOMEM, MS_E_ARG (@lanes 0). @why
+ * gets a one-line reason naming the file; *@out is NULL on failure.
+ */
+ms_err ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lanes,
+			      struct ms_signer **out, char *why, size_t why_cap) MS_MUST_CHECK;
+
+/**
+ * ms_signer_keyfile_is_encrypted() - whether the key file needs a passphrase.
+ * Return: MS_OK with *@is_encrypted set, or the error of reading or parsing
+ * it (@why says which).
+ */
+ms_err ms_signer_keyfile_is_encrypted(const char *path, int *is_encrypted, char *why,
+				      size_t why_cap) MS_MUST_CHECK;
+
+/**
+ * ms_signer_token_new() - a signer over a logged-in token; finds the URI's
+ * key (ms_p11_key_find()) and reads its public half. Takes ownership of @p11
+ * on success only: on failure the caller reads ms_p11_last_fail() and closes
+ * it. Lane n uses session n; the signer starts with one lane.
+ */
+ms_err ms_signer_token_new(struct ms_p11 *p11, struct ms_signer **out) MS_MUST_CHECK;
+
+/**
+ * ms_signer_token_add_lanes() - open sessions until the signer has @want
+ * lanes or the token allows no more (its ulMaxSessionCount, or a failed
+ * C_OpenSession after the first lane). @want 0: one lane for a token in a
+ * hardware slot, one per processor and one more otherwise. Not thread-safe:
+ * call before signing. @s must come from ms_signer_token_new().
+ * Return: MS_OK (possibly with fewer lanes), MS_E_ARG, MS_E_INTERNAL.
+ */
+ms_err ms_signer_token_add_lanes(struct ms_signer *s, unsigned want) MS_MUST_CHECK;
+
+#endif

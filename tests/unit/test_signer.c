@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for the signer seam (src/signer/signer.h) over the key-file
+ * signer: every lane signs what the certificate verifies, the key matches
+ * its own certificate only, lanes out of range and calls a key file cannot
+ * serve are refused, and free/describe take NULL. The TEST-ONLY keys of
+ * tests/data are the inputs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/signer/signer.h"
+#include "test.h"
+#include "test_cms.h"
+
+/* Opens tests/data/<name>.key.pem with @lanes lanes; must succeed. */
+static struct ms_signer *
+open_key(const char *name, unsigned lanes)
+{
+	char file[64];
+	char why[512] = "";
+	struct ms_signer *s = NULL;
+
+	snprintf(file, sizeof(file), "%s.key.pem", name);
+	if (ms_signer_keyfile_open(ms_test_data(file), NULL, lanes, &s, why, sizeof(why)) !=
+	    MS_OK) {
+		fprintf(stderr, "%s\n", why);
+		exit(1);
+	}
+	CHECK(s != NULL);
+	return s;
+}
+
+/* Signs a fixed SHA-256 digest on @lane and verifies it with @cert_name. */
+static void
+sign_and_verify(struct ms_signer *s, unsigned lane, const char *cert_name)
+{
+	struct ms_cms_cert *cert = cms_cert(cert_name);
+	uint8_t digest[32], tbs[128], sig[MS_SIG_MAX];
+	size_t tbs_len = 0, sig_len = 0;
+
+	memset(digest, 0xa5, sizeof(digest));
+	CHECK(ms_cms_tbs_encode(ms_signer_key_type(s), MS_HASH_SHA256, digest, sizeof(digest),
+				tbs, sizeof(tbs), &tbs_len) == MS_OK);
+	CHECK(ms_signer_sign(s, lane, MS_HASH_SHA256, tbs, tbs_len, sig, sizeof(sig), &sig_len) ==
+	      MS_OK);
+	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len) == MS_OK);
+	/* One changed byte of what was signed must not verify. */
+	tbs[tbs_len - 1] ^= 1;
+	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len) ==
+	      MS_E_MISMATCH);
+	ms_cms_cert_free(cert);
+}
+
+MS_TEST(signer_keyfile_rsa_lanes)
+{
+	struct ms_signer *s = open_key("rsa2048", 3);
+
+	CHECK(ms_signer_key_type(s) == MS_KEY_RSA);
+	CHECK(ms_signer_lanes(s) == 3);
+	for (unsigned lane = 0; lane < 3; lane++) {
+		sign_and_verify(s, lane, "rsa2048.x509.der");
+	}
+	ms_signer_free(s);
+}
+
+MS_TEST(signer_keyfile_ec)
+{
+	struct ms_signer *s = open_key("ec384", 1);
+
+	CHECK(ms_signer_key_type(s) == MS_KEY_EC);
+	CHECK(ms_signer_lanes(s) == 1);
+	sign_and_verify(s, 0, "ec384.x509.der");
+	ms_signer_free(s);
+}
+
+MS_TEST(signer_match_cert)
+{
+	struct ms_signer *s = open_key("rsa2048", 1);
+	struct ms_cms_cert *own = cms_cert("rsa2048.x509.der");
+	struct ms_cms_cert *other = cms_cert("other-rsa2048.x509.der");
+	struct ms_cms_cert *ec = cms_cert("ec256.x509.der");
+
+	CHECK(ms_signer_match_cert(s, own) == MS_OK);
+	CHECK(ms_signer_match_cert(s, other) == MS_E_MISMATCH);
+	CHECK(ms_signer_match_cert(s, ec) == MS_E_MISMATCH);
+	CHECK(ms_signer_match_cert(s, NULL) == MS_E_ARG);
+	ms_cms_cert_free(own);
+	ms_cms_cert_free(other);
+	ms_cms_cert_free(ec);
+	ms_signer_free(s);
+}
+
+MS_TEST(signer_refuses_what_it_cannot_do)
+{
+	struct ms_signer *s = open_key("rsa2048", 2);
+	uint8_t tbs[51] = { 0 }, sig[MS_SIG_MAX];
+	size_t sig_len = 0;
+	char why[512];
+
+	/* Lanes 0 and 1 exist; 2 does not. */
+	CHECK(ms_signer_sign(s, 2, MS_HASH_SHA256, tbs, sizeof(tbs), sig, sizeof(sig),
+			     &sig_len) == MS_E_ARG);
+	CHECK(ms_signer_recover(s, 2) == MS_E_ARG);
+	/* A key file has no session to bring back. */
+	CHECK(!ms_signer_can_recover(s));
+	CHECK(ms_signer_recover(s, 0) == MS_E_UNSUPPORTED);
+	/* Lanes are added only to a token signer. */
+	CHECK(ms_signer_token_add_lanes(s, 4) == MS_E_ARG);
+	CHECK(ms_signer_lanes(s) == 2);
+	/* A buffer too small for the 256-byte signature. */
+	CHECK(ms_signer_sign(s, 0, MS_HASH_SHA256, tbs, sizeof(tbs), sig, 255, &sig_len) ==
+	      MS_E_NOSPACE);
+	ms_signer_describe(s, 0, why, sizeof(why));
+	CHECK(strstr(why, "rsa2048.key.pem") != NULL);
+	ms_signer_free(s);
+}
+
+MS_TEST(signer_null_safe)
+{
+	char why[32] = "x";
+
+	ms_signer_free(NULL);
+	CHECK(ms_signer_lanes(NULL) == 0);
+	CHECK(!ms_signer_can_recover(NULL));
+	CHECK(ms_signer_recover(NULL, 0) == MS_E_ARG);
+	CHECK(ms_signer_match_cert(NULL, NULL) == MS_E_ARG);
+	ms_signer_describe(NULL, 0, why, sizeof(why));
+	CHECK(strcmp(why, "no key") == 0);
+	ms_signer_describe(NULL, 0, why, 0);
+}
+
+MS_TEST(signer_keyfile_open_errors)
+{
+	struct ms_signer *s = (struct ms_signer *)1;
+	char why[512] = "";
+	int enc = -1;
+
+	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.key.pem"), NULL, 0, &s, why,
+				     sizeof(why)) == MS_E_ARG);
+	CHECK(s == NULL);
+	CHECK(ms_signer_keyfile_open(ms_test_data("no-such.key.pem"), NULL, 1, &s, why,
+				     sizeof(why)) == MS_E_IO);
+	CHECK(strstr(why, "no-such.key.pem") != NULL);
+	/* A certificate is not a key. */
+	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.x509.pem"), NULL, 1, &s, why,
+				     sizeof(why)) == MS_E_MALFORMED);
+	CHECK(s == NULL);
+	CHECK(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.enc.key.pem"), &enc, why,
+					     sizeof(why)) == MS_OK);
+	CHECK(enc == 1);
+	CHECK(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.key.pem"), &enc, why,
+					     sizeof(why)) == MS_OK);
+	CHECK(enc == 0);
+	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.enc.key.pem"), NULL, 1, &s, why,
+				     sizeof(why)) == MS_E_PIN);
+	CHECK(s == NULL);
+}
