@@ -134,29 +134,24 @@ ms_err
 ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w)
 {
 	struct ms_signer *sg = job->signer;
-	uint8_t tbs[128];
+	const struct ms_signer_req req = {
+		.alg = job->hash, .digest = w->digest, .digest_len = w->digest_len, .label = w->path,
+	};
 	uint8_t raw[MS_SIG_MAX];
 	uint8_t sig[MS_SIG_MAX + 16];
-	size_t tbs_len = 0, raw_len = 0, sig_len = 0;
+	size_t raw_len = 0, sig_len = 0;
 	struct ms_cms_signer s;
 	char why[1200];
 	ms_err err;
 
-	err = ms_cms_tbs_encode(ms_signer_key_type(sg), job->hash, w->digest, w->digest_len, tbs,
-				sizeof(tbs), &tbs_len);
-	if (err != MS_OK) {
-		ms_cli_error("%s: cannot prepare the bytes to sign: %s", w->path, ms_err_str(err));
-		return err;
-	}
-	err = ms_signer_sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw), &raw_len);
+	err = ms_signer_sign(sg, lane, &req, raw, sizeof(raw), &raw_len);
 	if (err != MS_OK && ms_signer_can_recover(sg) &&
 	    atomic_fetch_add(&job->recoveries, 1) < MS_RECOVERIES_MAX) {
 		/* A lost session: re-open it (logging in again) and try once more. */
 		ms_signer_describe(sg, lane, why, sizeof(why));
 		if (ms_signer_recover(sg, lane) == MS_OK) {
 			ms_cli_warn("%s: %s: session re-opened, signing again", w->path, why);
-			err = ms_signer_sign(sg, lane, job->hash, tbs, tbs_len, raw, sizeof(raw),
-					     &raw_len);
+			err = ms_signer_sign(sg, lane, &req, raw, sizeof(raw), &raw_len);
 		}
 	}
 	if (err != MS_OK) {

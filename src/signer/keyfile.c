@@ -49,16 +49,24 @@ md_type(enum ms_hash_alg alg)
 }
 
 static ms_err
-sign_rsa(struct pem_lane *l, const uint8_t *tbs, size_t tbs_len, uint8_t *sig, size_t cap,
+sign_rsa(struct pem_lane *l, const struct ms_signer_req *req, uint8_t *sig, size_t cap,
 	 size_t *sig_len)
 {
 	mbedtls_rsa_context *rsa = mbedtls_pk_rsa(l->pk);
 	size_t n = mbedtls_rsa_get_len(rsa);
+	uint8_t tbs[MS_SIGNER_TBS_MAX];
+	size_t tbs_len = 0;
+	ms_err err;
 
 	if (n > cap) {
 		return MS_E_NOSPACE;
 	}
-	if (tbs_len > n - 11 || tbs_len > 0xffffffffu) {
+	err = ms_cms_tbs_encode(MS_KEY_RSA, req->alg, req->digest, req->digest_len, tbs,
+				sizeof(tbs), &tbs_len);
+	if (err != MS_OK) {
+		return err;
+	}
+	if (n < 11 || tbs_len > n - 11 || tbs_len > 0xffffffffu) {
 		return MS_E_ARG;
 	}
 	/* MD_NONE: tbs is the whole DigestInfo, padded as CKM_RSA_PKCS pads. */
@@ -72,9 +80,10 @@ sign_rsa(struct pem_lane *l, const uint8_t *tbs, size_t tbs_len, uint8_t *sig, s
 	return MS_OK;
 }
 
+/* ECDSA signs the digest itself (CKM_ECDSA's input too). */
 static ms_err
-sign_ec(struct pem_lane *l, enum ms_hash_alg alg, const uint8_t *tbs, size_t tbs_len,
-	uint8_t *sig, size_t cap, size_t *sig_len)
+sign_ec(struct pem_lane *l, const struct ms_signer_req *req, uint8_t *sig, size_t cap,
+	size_t *sig_len)
 {
 	mbedtls_ecp_keypair *ec = mbedtls_pk_ec(l->pk);
 	size_t half = (ec->grp.pbits + 7) / 8;
@@ -87,8 +96,9 @@ sign_ec(struct pem_lane *l, enum ms_hash_alg alg, const uint8_t *tbs, size_t tbs
 		err = MS_E_NOSPACE;
 		goto out;
 	}
-	l->last_ret = mbedtls_ecdsa_sign_det_ext(&ec->grp, &r, &s, &ec->d, tbs, tbs_len,
-						 md_type(alg), mbedtls_ctr_drbg_random, &l->drbg);
+	l->last_ret = mbedtls_ecdsa_sign_det_ext(&ec->grp, &r, &s, &ec->d, req->digest,
+						 req->digest_len, md_type(req->alg),
+						 mbedtls_ctr_drbg_random, &l->drbg);
 	if (l->last_ret != 0) {
 		goto out;
 	}
@@ -109,8 +119,8 @@ out:
 }
 
 static ms_err
-pem_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
-	 size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
+pem_sign(struct ms_signer *base, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
+	 size_t cap, size_t *sig_len)
 {
 	struct pem_signer *ps = (struct pem_signer *)base;
 
@@ -118,9 +128,9 @@ pem_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint
 		return MS_E_ARG;
 	}
 	if (base->type == MS_KEY_RSA) {
-		return sign_rsa(&ps->lane[lane], tbs, tbs_len, sig, cap, sig_len);
+		return sign_rsa(&ps->lane[lane], req, sig, cap, sig_len);
 	}
-	return sign_ec(&ps->lane[lane], alg, tbs, tbs_len, sig, cap, sig_len);
+	return sign_ec(&ps->lane[lane], req, sig, cap, sig_len);
 }
 
 static ms_err

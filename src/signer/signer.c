@@ -5,13 +5,14 @@
 #include "signer_internal.h"
 
 ms_err
-ms_signer_sign(struct ms_signer *s, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
-	       size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
+ms_signer_sign(struct ms_signer *s, unsigned lane, const struct ms_signer_req *req,
+	       uint8_t *sig, size_t cap, size_t *sig_len)
 {
-	if (s == NULL || lane >= s->lanes) {
+	if (s == NULL || lane >= s->lanes || req == NULL || req->digest == NULL ||
+	    req->digest_len == 0 || req->digest_len != ms_cms_hash_size(req->alg)) {
 		return MS_E_ARG;
 	}
-	return s->ops->sign(s, lane, alg, tbs, tbs_len, sig, cap, sig_len);
+	return s->ops->sign(s, lane, req, sig, cap, sig_len);
 }
 
 ms_err

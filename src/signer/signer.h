@@ -19,19 +19,25 @@
 struct ms_signer;
 struct ms_p11;
 
+/* What to sign: a module's digest. The signer builds what its key signs. */
+struct ms_signer_req {
+	enum ms_hash_alg alg;
+	const uint8_t *digest;	/* ms_cms_hash_size(alg) bytes, owned by the caller */
+	size_t digest_len;
+	const char *label;	/* the module's path, for an audit trail; may be NULL */
+};
+
 /**
- * ms_signer_sign() - sign @tbs (the bytes ms_cms_tbs_encode() made: the
- * DigestInfo for RSA, the digest for EC) on @lane.
- * @alg: the digest's hash (EC key files derive their nonce with it).
+ * ms_signer_sign() - sign @req's digest on @lane: RSA PKCS#1 v1.5 over its
+ * DigestInfo, ECDSA over the digest.
  * @sig, @cap, @sig_len: caller's buffer; the raw signature: modulus-size
  * bytes for RSA, r||s for EC (ms_cms_sig_encode() makes the DER).
- * Return: MS_OK; MS_E_ARG (lane out of range), MS_E_NOSPACE, MS_E_TOKEN and
- * others on failure (ms_signer_describe() says what failed). @sig is then
- * unspecified.
+ * Return: MS_OK; MS_E_ARG (lane out of range, digest length not the
+ * hash's), MS_E_NOSPACE, MS_E_TOKEN and others on failure
+ * (ms_signer_describe() says what failed). @sig is then unspecified.
  */
-ms_err ms_signer_sign(struct ms_signer *s, unsigned lane, enum ms_hash_alg alg,
-		      const uint8_t *tbs, size_t tbs_len, uint8_t *sig, size_t cap,
-		      size_t *sig_len) MS_MUST_CHECK;
+ms_err ms_signer_sign(struct ms_signer *s, unsigned lane, const struct ms_signer_req *req,
+		      uint8_t *sig, size_t cap, size_t *sig_len) MS_MUST_CHECK;
 
 /**
  * ms_signer_match_cert() - whether the key is @cert's. Uses lane 0.

@@ -9,10 +9,15 @@
 
 #include "signer.h"
 
+/* What a key signs: a DigestInfo (at most 19 + 64 bytes) or a digest. */
+#define MS_SIGNER_TBS_MAX 128
+
 struct ms_signer_ops {
-	/* Raw signature: RSA modulus-size bytes, EC r||s. */
-	ms_err (*sign)(struct ms_signer *s, unsigned lane, enum ms_hash_alg alg,
-		       const uint8_t *tbs, size_t tbs_len,
+	/*
+	 * Raw signature: RSA modulus-size bytes, EC r||s. @lane and the
+	 * digest's length were checked by ms_signer_sign().
+	 */
+	ms_err (*sign)(struct ms_signer *s, unsigned lane, const struct ms_signer_req *req,
 		       uint8_t *sig, size_t cap, size_t *sig_len);
 	/* MS_OK when the key is the certificate's, MS_E_MISMATCH when not. */
 	ms_err (*match_cert)(struct ms_signer *s, const struct ms_cms_cert *cert);

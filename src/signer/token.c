@@ -17,13 +17,21 @@ struct token_signer {
 	struct ms_p11_pubkey pub;
 };
 
+/* CKM_RSA_PKCS over the DigestInfo built here, or CKM_ECDSA over the digest. */
 static ms_err
-tok_sign(struct ms_signer *base, unsigned lane, enum ms_hash_alg alg, const uint8_t *tbs,
-	 size_t tbs_len, uint8_t *sig, size_t cap, size_t *sig_len)
+tok_sign(struct ms_signer *base, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
+	 size_t cap, size_t *sig_len)
 {
 	struct token_signer *ps = (struct token_signer *)base;
+	uint8_t tbs[MS_SIGNER_TBS_MAX];
+	size_t tbs_len = 0;
+	ms_err err;
 
-	(void)alg;	/* the token signs the prepared bytes as they are */
+	err = ms_cms_tbs_encode(base->type, req->alg, req->digest, req->digest_len, tbs,
+				sizeof(tbs), &tbs_len);
+	if (err != MS_OK) {
+		return err;
+	}
 	return ms_p11_sign(ps->p11, lane, tbs, tbs_len, sig, cap, sig_len);
 }
 
@@ -34,7 +42,7 @@ match_by_test_signature(struct token_signer *ps, const struct ms_cms_cert *cert)
 	static const char probe[] = "modsign: key and certificate check";
 	struct ms_cms_digest *d = NULL;
 	uint8_t digest[MS_HASH_MAX_SIZE];
-	uint8_t tbs[128];
+	uint8_t tbs[MS_SIGNER_TBS_MAX];
 	uint8_t sig[MS_SIG_MAX];
 	size_t digest_len = 0, tbs_len = 0, sig_len = 0;
 	ms_err err = MS_E_INTERNAL;

@@ -29,10 +29,12 @@ static struct ms_cms_cert *fixed[N_FIXED];
 static void
 use_key(struct ms_signer *s)
 {
-	uint8_t digest[32], tbs[64], sig[SIG_CAP];
-	size_t tbs_len = 0, sig_len = 0;
+	uint8_t digest[32], sig[SIG_CAP];
+	size_t sig_len = 0;
+	struct ms_signer_req req = {
+		.alg = MS_HASH_SHA256, .digest = digest, .digest_len = sizeof(digest),
+	};
 	char text[256];
-	enum ms_hash_alg alg = MS_HASH_SHA256;
 	ms_err err;
 
 	if (ms_signer_lanes(s) != 1 ||
@@ -40,15 +42,11 @@ use_key(struct ms_signer *s)
 		fuzz_die("signer facts out of range");
 	}
 	memset(digest, 0x5a, sizeof(digest));
-	if (ms_cms_tbs_encode(ms_signer_key_type(s), alg, digest, sizeof(digest), tbs, sizeof(tbs),
-			      &tbs_len) != MS_OK) {
-		fuzz_die("ms_cms_tbs_encode");
-	}
-	err = ms_signer_sign(s, 0, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	err = ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len);
 	if (err == MS_OK && (sig_len == 0 || sig_len > sizeof(sig))) {
 		fuzz_die("signature length out of range");
 	}
-	(void)ms_signer_sign(s, 1, alg, tbs, tbs_len, sig, sizeof(sig), &sig_len);
+	(void)ms_signer_sign(s, 1, &req, sig, sizeof(sig), &sig_len);
 	for (size_t i = 0; i < N_FIXED; i++) {
 		(void)ms_signer_match_cert(s, fixed[i]);
 	}

@@ -38,12 +38,16 @@ sign_and_verify(struct ms_signer *s, unsigned lane, const char *cert_name)
 	struct ms_cms_cert *cert = cms_cert(cert_name);
 	uint8_t digest[32], tbs[128], sig[MS_SIG_MAX];
 	size_t tbs_len = 0, sig_len = 0;
+	const struct ms_signer_req req = {
+		.alg = MS_HASH_SHA256, .digest = digest, .digest_len = sizeof(digest),
+		.label = "test",
+	};
 
 	memset(digest, 0xa5, sizeof(digest));
+	CHECK(ms_signer_sign(s, lane, &req, sig, sizeof(sig), &sig_len) == MS_OK);
+	/* What the key signed: the DigestInfo (RSA) or the digest (EC). */
 	CHECK(ms_cms_tbs_encode(ms_signer_key_type(s), MS_HASH_SHA256, digest, sizeof(digest),
 				tbs, sizeof(tbs), &tbs_len) == MS_OK);
-	CHECK(ms_signer_sign(s, lane, MS_HASH_SHA256, tbs, tbs_len, sig, sizeof(sig), &sig_len) ==
-	      MS_OK);
 	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len) == MS_OK);
 	/* One changed byte of what was signed must not verify. */
 	tbs[tbs_len - 1] ^= 1;
@@ -94,13 +98,23 @@ MS_TEST(signer_match_cert)
 MS_TEST(signer_refuses_what_it_cannot_do)
 {
 	struct ms_signer *s = open_key("rsa2048", 2);
-	uint8_t tbs[51] = { 0 }, sig[MS_SIG_MAX];
+	uint8_t digest[64] = { 0 }, sig[MS_SIG_MAX];
 	size_t sig_len = 0;
+	struct ms_signer_req req = {
+		.alg = MS_HASH_SHA256, .digest = digest, .digest_len = 32,
+	};
 	char why[512];
 
 	/* Lanes 0 and 1 exist; 2 does not. */
-	CHECK(ms_signer_sign(s, 2, MS_HASH_SHA256, tbs, sizeof(tbs), sig, sizeof(sig),
-			     &sig_len) == MS_E_ARG);
+	CHECK(ms_signer_sign(s, 2, &req, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	/* A digest whose length is not its hash's, or none. */
+	req.digest_len = 48;
+	CHECK(ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	req.digest_len = 32;
+	req.digest = NULL;
+	CHECK(ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	req.digest = digest;
+	CHECK(ms_signer_sign(s, 0, NULL, sig, sizeof(sig), &sig_len) == MS_E_ARG);
 	CHECK(ms_signer_recover(s, 2) == MS_E_ARG);
 	/* A key file has no session to bring back. */
 	CHECK(!ms_signer_can_recover(s));
@@ -109,8 +123,9 @@ MS_TEST(signer_refuses_what_it_cannot_do)
 	CHECK(ms_signer_token_add_lanes(s, 4) == MS_E_ARG);
 	CHECK(ms_signer_lanes(s) == 2);
 	/* A buffer too small for the 256-byte signature. */
-	CHECK(ms_signer_sign(s, 0, MS_HASH_SHA256, tbs, sizeof(tbs), sig, 255, &sig_len) ==
-	      MS_E_NOSPACE);
+	CHECK(ms_signer_sign(s, 0, &req, sig, 255, &sig_len) == MS_E_NOSPACE);
+	CHECK(ms_signer_sign(s, 1, &req, sig, 256, &sig_len) == MS_OK);
+	CHECK(sig_len == 256);
 	ms_signer_describe(s, 0, why, sizeof(why));
 	CHECK(strstr(why, "rsa2048.key.pem") != NULL);
 	ms_signer_free(s);
