@@ -70,7 +70,7 @@ static const char help_text[] =
 	"\n"
 	"Bulk signing (one key load, one token login, modules signed in place):\n"
 	"  -b               sign every <module> given\n"
-	"  -r <dir>         also every *.ko below <dir> (symlinks not followed)\n"
+	"  -r <dir>         also every *.ko below <dir> (links below it not followed)\n"
 	"  --files-from <f> also every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null       --files-from lists are NUL-separated, as find prints them\n"
 	"  -j, --jobs <n>   parallel signers (token sessions or key copies);\n"

@@ -24,7 +24,7 @@ static const char help_text[] =
 	"verified: use `modsign verify`.\n"
 	"\n"
 	"  --json            one JSON array, an object per module\n"
-	"  -r <dir>          every *.ko below <dir> (symlinks not followed)\n"
+	"  -r <dir>          every *.ko below <dir> (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null        --files-from lists are NUL-separated\n"
 	"\n"
@@ -230,6 +230,11 @@ ms_cli_info(int argc, char **argv)
 	}
 	if (a.json) {
 		printf("[");
+	}
+	if (list.n == 0) {
+		/* As verify, strip and signing say it: an empty -r directory is an error. */
+		ms_cli_error("no modules to show");
+		n_bad++;
 	}
 	for (i = 0; i < list.n; i++) {
 		struct ms_sigmod m;

@@ -4,13 +4,13 @@
  * lists (newline- or NUL-separated, "-" for stdin) and every *.ko below a
  * -r directory. Parses untrusted input.
  */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <fts.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -54,13 +54,30 @@ list_add(struct ms_module_list *list, const char *p, size_t len)
 	return MS_OK;
 }
 
+/*
+ * A newline-separated name that ends with CR is a list written with DOS
+ * line ends: refused with the line number rather than looked for as a
+ * file named "a.ko\r" (-0 takes any name as it is).
+ */
+static ms_err
+list_take(struct ms_module_list *list, const char *name, char sep, size_t line,
+	  const char *p, size_t len)
+{
+	if (sep == '\n' && len > 0 && p[len - 1] == '\r') {
+		ms_cli_error("%s: line %zu ends with CR (a DOS line end): convert the list "
+			     "(dos2unix) or give it NUL-separated with -0", name, line);
+		return MS_E_MALFORMED;
+	}
+	return list_add(list, p, len);
+}
+
 /* Reads @fd to the end, adding each @sep-terminated name. */
 static ms_err
 list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
 {
 	char buf[65536];
 	char *name_buf = NULL;
-	size_t len = 0;
+	size_t len = 0, line = 1;
 	ms_err err = MS_OK;
 
 	name_buf = malloc(PATH_LEN_MAX);
@@ -83,11 +100,12 @@ list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
 		}
 		for (size_t i = 0; i < (size_t)n; i++) {
 			if (buf[i] == sep) {
-				err = list_add(list, name_buf, len);
+				err = list_take(list, name, sep, line, name_buf, len);
 				if (err != MS_OK) {
 					goto out;
 				}
 				len = 0;
+				line++;
 			} else if (len == PATH_LEN_MAX - 1) {
 				ms_cli_error("%s: a name longer than %d bytes", name, PATH_LEN_MAX - 1);
 				err = MS_E_MALFORMED;
@@ -98,7 +116,7 @@ list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
 		}
 	}
 	/* The last name may lack its separator. */
-	err = list_add(list, name_buf, len);
+	err = list_take(list, name, sep, line, name_buf, len);
 out:
 	free(name_buf);
 	return err;
@@ -125,52 +143,113 @@ list_from_file(struct ms_module_list *list, const char *name, bool null_sep)
 	return err;
 }
 
-/* nftw() has no user pointer: the walk's state lives here for its duration. */
-static struct ms_module_list *walk_list;
-static ms_err walk_err;
-
-static int
-walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	size_t len = strlen(path);
-
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DNR || type == FTW_NS) {
-		ms_cli_error("%s: cannot read while looking for modules", path);
-		walk_err = MS_E_IO;
-		return 1;
-	}
-	if (type != FTW_F || len < 3 || strcmp(path + len - 3, ".ko") != 0) {
-		return 0;
-	}
-	walk_err = list_add(walk_list, path, len);
-	return walk_err != MS_OK;
-}
-
 static int
 path_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static ms_err
-list_from_dir(struct ms_module_list *list, const char *dir)
+static bool
+is_ko(const char *path, size_t len)
 {
-	size_t first = list->n;
+	return len >= 3 && strcmp(path + len - 3, ".ko") == 0;
+}
 
-	walk_list = list;
-	walk_err = MS_OK;
-	/* FTW_PHYS: a symlink is not followed, and not a module to sign. */
-	if (nftw(dir, walk_one, 32, FTW_PHYS) != 0 && walk_err == MS_OK) {
-		ms_cli_error("%s: %s", dir, strerror(errno));
-		walk_err = MS_E_IO;
+/* What a *.ko entry that is not a regular file is, for the -v note. */
+static const char *
+entry_kind(const FTSENT *e)
+{
+	if (e->fts_info == FTS_SL || e->fts_info == FTS_SLNONE) {
+		return "a symbolic link (not followed)";
 	}
-	walk_list = NULL;
-	if (walk_err == MS_OK) {
+	if (e->fts_statp != NULL && S_ISFIFO(e->fts_statp->st_mode)) {
+		return "a FIFO";
+	}
+	if (e->fts_statp != NULL && S_ISSOCK(e->fts_statp->st_mode)) {
+		return "a socket";
+	}
+	if (e->fts_statp != NULL &&
+	    (S_ISCHR(e->fts_statp->st_mode) || S_ISBLK(e->fts_statp->st_mode))) {
+		return "a device";
+	}
+	return "not a regular file";
+}
+
+/*
+ * Every regular *.ko below @dir, as find -H finds them: @dir itself is
+ * followed when it is a symbolic link (the user named it), nothing below
+ * it is. Other *.ko entries (FIFOs, devices, links) are skipped, with a
+ * note when @verbose.
+ */
+static ms_err
+list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
+{
+	char *roots[2] = { NULL, NULL };
+	size_t first = list->n, len;
+	FTS *fts = NULL;
+	FTSENT *e = NULL;
+	ms_err err = MS_OK;
+
+	/* fts_open() takes char *const *: a copy rather than a cast. */
+	roots[0] = strdup(dir);
+	if (roots[0] == NULL) {
+		return MS_E_NOMEM;
+	}
+	fts = fts_open(roots, FTS_PHYSICAL | FTS_COMFOLLOW | FTS_NOCHDIR, NULL);
+	if (fts == NULL) {
+		ms_cli_error("%s: %s", dir, strerror(errno));
+		free(roots[0]);
+		return MS_E_IO;
+	}
+	while (err == MS_OK) {
+		errno = 0;
+		e = fts_read(fts);
+		if (e == NULL) {
+			if (errno != 0) {
+				ms_cli_error("%s: %s", dir, strerror(errno));
+				err = MS_E_IO;
+			}
+			break;
+		}
+		len = strlen(e->fts_path);	/* fts_pathlen is an unsigned short */
+		switch (e->fts_info) {
+		case FTS_DNR:
+		case FTS_ERR:
+		case FTS_NS:
+			ms_cli_error("%s: cannot read while looking for modules: %s", e->fts_path,
+				     strerror(e->fts_errno));
+			err = MS_E_IO;
+			break;
+		case FTS_F:
+			if (is_ko(e->fts_path, len)) {
+				err = list_add(list, e->fts_path, len);
+			}
+			break;
+		case FTS_D:
+		case FTS_DP:
+		case FTS_DC:
+		case FTS_DOT:
+			break;
+		default:
+			if (e->fts_level == 0) {
+				ms_cli_error("%s: %s: not a directory of modules", e->fts_path,
+					     entry_kind(e));
+				err = MS_E_ARG;
+			} else if (verbose && is_ko(e->fts_path, len)) {
+				ms_cli_warn("%s: %s; skipped", e->fts_path, entry_kind(e));
+			}
+			break;
+		}
+	}
+	if (fts_close(fts) != 0 && err == MS_OK) {
+		ms_cli_error("%s: %s", dir, strerror(errno));
+		err = MS_E_IO;
+	}
+	free(roots[0]);
+	if (err == MS_OK && list->n > first) {
 		qsort(list->path + first, list->n - first, sizeof(*list->path), path_cmp);
 	}
-	return walk_err;
+	return err;
 }
 
 ms_err
@@ -186,7 +265,7 @@ ms_cli_list_build(const struct ms_opts *o, struct ms_module_list *list)
 		err = list_from_file(list, o->files_from[i], o->null_sep);
 	}
 	for (size_t i = 0; i < o->n_dirs && err == MS_OK; i++) {
-		err = list_from_dir(list, o->dirs[i]);
+		err = list_from_dir(list, o->dirs[i], o->verbose);
 	}
 	if (err == MS_E_NOMEM) {
 		ms_cli_error("module list: %s", ms_err_str(err));

@@ -21,7 +21,7 @@ static const char help_text[] =
 	"alone with a warning; one whose trailer breaks the kernel's rules is\n"
 	"left alone with an error.\n"
 	"\n"
-	"  -r <dir>          every *.ko below <dir> (symlinks not followed)\n"
+	"  -r <dir>          every *.ko below <dir> (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null        --files-from lists are NUL-separated\n"
 	"\n"

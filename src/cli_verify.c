@@ -27,7 +27,7 @@ static const char help_text[] =
 	"  -c, --cert <c>    a DER or PEM certificate file or a pkcs11: URI; repeatable.\n"
 	"                    The signer must be one of them (issuer and serial, or\n"
 	"                    subjectKeyIdentifier), as in the kernel's keyring.\n"
-	"  -r <dir>          every *.ko below <dir> (symlinks not followed)\n"
+	"  -r <dir>          every *.ko below <dir> (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null        --files-from lists are NUL-separated\n"
 	"\n"

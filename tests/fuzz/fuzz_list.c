@@ -6,7 +6,7 @@
  *
  * Oracle: the names read are exactly the input split at the separator,
  * empty names dropped; a name of 4096 bytes or more, or (newline mode) one
- * holding a NUL, fails the whole list.
+ * holding a NUL or ending with CR (a DOS line end), fails the whole list.
  */
 #include <string.h>
 
@@ -29,7 +29,8 @@ check_list(const uint8_t *p, size_t len, char sep, const struct ms_module_list *
 			continue;
 		}
 		piece = i - start;
-		if (piece > NAME_MAX_LEN || (piece > 0 && memchr(p + start, '\0', piece) != NULL)) {
+		if (piece > NAME_MAX_LEN || (piece > 0 && memchr(p + start, '\0', piece) != NULL) ||
+		    (sep == '\n' && piece > 0 && p[start + piece - 1] == '\r')) {
 			want_fail = true;
 			break;
 		}
