@@ -143,7 +143,7 @@ clean:
 # time; it fails if any target crashes (inputs saved in build/fuzz/crashes/).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trailer pkcs7 signed_data_check cert key list uri pin
+FUZZ_TARGETS ?= trailer pkcs7 signed_data_check cert key list uri pin agent
 FUZZ         := build/fuzz
 FUZZ_SAN     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=all
@@ -159,6 +159,7 @@ FUZZ_SRC_key               = tests/fuzz/fuzz_certs.c src/signer/signer.c src/sig
 FUZZ_SRC_list              = src/cli_list.c src/cli_msg.c $(FUZZ_COMMON)
 FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pin               = src/cli_pin.c $(FUZZ_COMMON)
+FUZZ_SRC_agent             = src/agent/proto.c src/agent/sock.c $(FUZZ_CMS) $(FUZZ_COMMON)
 
 # Clang warns about src/ in ways gcc does not: shown, not fatal, in this build.
 $(FUZZ)/obj/src/%.o: src/%.c

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 signed_data_check cert key list uri pin; do
+for t in trailer pkcs7 signed_data_check cert key list uri pin agent; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -delete
 done
@@ -109,4 +109,39 @@ printf '\00012\00034' >$p/nul
 { printf '\000'; head -c 256 /dev/zero | tr '\0' '7'; printf '\r\n'; } >$p/max-crlf
 { printf '\000'; head -c 257 /dev/zero | tr '\0' '7'; } >$p/over
 { printf '\010'; head -c 257 /dev/zero | tr '\0' '7'; } >$p/over-value
+# agent: a mode byte (0: a request body, 1-4: a reply body to HELLO, MATCH,
+# SIGN, STOP, 5: a stream of framed requests), then the bytes
+# (src/agent/PROTOCOL.md). be16 N: 2 bytes, big-endian.
+a=$C/agent
+be16() { printf "$(printf '\\%03o' $(($1 >> 8 & 255)) $(($1 & 255)))"; }
+zeros() { head -c "$1" /dev/zero; }
+sign_body() { printf '\003'; printf "$(printf '\\%03o' "$1" "$2")"; zeros "$2" | tr '\0' 'D'; \
+	be16 ${#3}; printf '%s' "$3"; }
+frame() { local tmp; tmp=$(mktemp); cat >"$tmp"; be32 "$(stat -c %s "$tmp")"; cat "$tmp"; \
+	rm -f "$tmp"; }
+printf '\000\001\001' >$a/req-hello
+printf '\000\001\002' >$a/req-hello-v2
+printf '\000\004' >$a/req-stop
+{ printf '\000'; sign_body 3 32 drivers/net/e1000e.ko; } >$a/req-sign-sha256
+{ printf '\000'; sign_body 5 64 m.ko; } >$a/req-sign-sha512
+{ printf '\000'; sign_body 1 20 ''; } >$a/req-sign-sha1-no-path
+{ printf '\000'; sign_body 6 32 m.ko; } >$a/req-sign-sha3-256
+{ printf '\000'; sign_body 3 20 m.ko; } >$a/req-sign-short-digest
+{ printf '\000'; sign_body 0 16 m.ko; } >$a/req-sign-md5
+{ printf '\000\002'; be32 "$(stat -c %s $D/rsa2048.x509.der)"; cat $D/rsa2048.x509.der; } \
+	>$a/req-match-rsa2048
+{ printf '\000\002'; be32 70000; printf '0'; } >$a/req-match-over
+name='pkcs11:token=modsign-test;object=rsa2048'
+{ printf '\001\201\000'; be16 0; printf '\001\001'; be16 3; be16 ${#name}; printf '%s' "$name"; } \
+	>$a/reply-hello
+{ printf '\002\202\001'; be16 0; } >$a/reply-match-mismatch
+{ printf '\003\203\000'; be16 0; be16 256; zeros 256 | tr '\0' 'S'; } >$a/reply-sign
+{ printf '\003\203\002'; be16 24; printf 'C_Sign: CKR_DEVICE_ERROR'; } >$a/reply-sign-failed
+{ printf '\003\377\003'; be16 22; printf 'SIGN: truncated digest'; } >$a/reply-refusal
+{ printf '\004\204\004'; be16 8; printf 'stopping'; } >$a/reply-stop
+{ printf '\005'; printf '\001\001' | frame; sign_body 3 32 a.ko | frame; \
+	sign_body 4 48 b.ko | frame; printf '\004' | frame; } >$a/stream-session
+{ printf '\005'; printf '\001\001' | frame; be32 200000; printf 'x'; } >$a/stream-too-long
+{ printf '\005'; printf '\001\001' | frame; be32 40; printf '\003\003'; } >$a/stream-cut
+
 echo "corpus: $(find "$C" -type f | wc -l) files"

@@ -29,6 +29,7 @@ srcs_for() {
 	list) echo src/cli_list.c src/cli_msg.c $common ;;
 	uri) echo src/pkcs11/*.c $common ;;
 	pin) echo src/cli_pin.c $common ;;
+	agent) echo src/agent/proto.c src/agent/sock.c src/cms/*.c $common ;;
 	esac
 }
 

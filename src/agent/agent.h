@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The signing agent (`modsign agent`): one key, loaded and logged in once,
+ * served to the processes of one user over a Unix socket in a private
+ * directory. This header has the parts the agent and its client signer
+ * (src/signer/agent.c) share: key names, the socket, framed reads and
+ * writes, peer credentials; and the server itself (server.c), which signs
+ * through the same signer and lane pool as bulk mode and knows no module
+ * files. The wire format is proto.h's (src/agent/PROTOCOL.md).
+ */
+#ifndef MS_AGENT_H
+#define MS_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/ms_common.h"
+#include "proto.h"
+
+/* The environment variable a client finds the agent's socket in. */
+#define MS_AGENT_ENV_SOCK "MODSIGN_AGENT_SOCK"
+/* The agent's pid, printed by --daemon next to the socket. */
+#define MS_AGENT_ENV_PID "MODSIGN_AGENT_PID"
+
+/* sun_path of struct sockaddr_un, less its terminating NUL. */
+#define MS_AGENT_SOCK_PATH_MAX 107
+
+/**
+ * ms_agent_key_name() - the normalised name of a key argument, which the
+ * agent announces and a client compares with its own: a pkcs11: URI (scheme
+ * in any case) parsed by p11-kit and formatted again without pin-value,
+ * pin-source, module-name, module-path and type (modsign always looks for
+ * the private key), so that attribute order, percent-encoding and PIN
+ * source do not matter; a file as "file:" and its absolute path (symlinks
+ * resolved when the file exists here), percent-encoded to printable ASCII.
+ * Never holds a PIN.
+ * Return: MS_OK; MS_E_ARG (a URI p11-kit does not parse), MS_E_NOSPACE,
+ * MS_E_IO (no working directory for a relative path), MS_E_NOMEM.
+ */
+ms_err ms_agent_key_name(const char *key, char *out, size_t cap) MS_MUST_CHECK;
+
+/* How a framed read or write ended, beyond its ms_err. */
+enum ms_agent_io_end {
+	MS_AGENT_IO_DONE = 0,
+	MS_AGENT_IO_EOF,	/* the peer closed before a frame began: a clean end */
+	MS_AGENT_IO_CUT,	/* the peer closed in the middle of a frame */
+	MS_AGENT_IO_TIMEOUT,	/* no frame, or not all of it, in time */
+	MS_AGENT_IO_TOOBIG,	/* the announced length is 0 or over the ceiling */
+	MS_AGENT_IO_ERRNO,	/* a system call failed: sys_errno says which */
+};
+
+struct ms_agent_io {
+	enum ms_agent_io_end end;
+	int sys_errno;
+};
+
+/* ms_agent_io_text() - a few words for @io, for messages ("closed the connection"). */
+const char *ms_agent_io_text(const struct ms_agent_io *io);
+
+/**
+ * ms_agent_frame_read() - read one frame from @fd into @buf: its body, of
+ * at most @cap bytes, length in *@len. Waits up to @idle_ms (-1: for ever)
+ * for the frame to begin and then up to @frame_ms for the rest of it, so
+ * that a client that stalls mid-request is given up on.
+ * Return: MS_OK; MS_E_IO (EOF, cut, timeout, errno: see @io), MS_E_MALFORMED
+ * (length 0 or over @cap: @io->end is MS_AGENT_IO_TOOBIG).
+ */
+ms_err ms_agent_frame_read(int fd, uint8_t *buf, size_t cap, size_t *len, int idle_ms,
+			   int frame_ms, struct ms_agent_io *io) MS_MUST_CHECK;
+
+/**
+ * ms_agent_frame_write() - write all of @p, @len (a whole frame) within
+ * @ms milliseconds (-1: for ever); never raises SIGPIPE.
+ * Return: MS_OK; MS_E_IO (see @io).
+ */
+ms_err ms_agent_frame_write(int fd, const uint8_t *p, size_t len, int ms,
+			    struct ms_agent_io *io) MS_MUST_CHECK;
+
+/* The listening socket and the private directory it lives in. */
+struct ms_agent_sock {
+	int fd;			/* -1 when closed */
+	char dir[MS_AGENT_SOCK_PATH_MAX + 1];
+	char path[MS_AGENT_SOCK_PATH_MAX + 1];
+};
+
+/**
+ * ms_agent_sock_listen() - make a new directory, mode 0700, under
+ * $XDG_RUNTIME_DIR when that is a directory of ours, else under $TMPDIR or
+ * /tmp (the first whose path fits a socket address), and listen on the
+ * socket "sock" in it, mode 0600. @s is ready for ms_agent_sock_close()
+ * whatever happens.
+ * Return: MS_OK; MS_E_IO (@why names the call and its error), MS_E_NOSPACE
+ * (no candidate path fits).
+ */
+ms_err ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap) MS_MUST_CHECK;
+
+/* ms_agent_sock_close() - close the socket, remove it and its directory. Safe twice. */
+void ms_agent_sock_close(struct ms_agent_sock *s);
+
+/**
+ * ms_agent_sock_connect() - connect to the agent socket @path.
+ * Return: MS_OK with *@fd; MS_E_IO with *@sys_errno (ENOENT, ECONNREFUSED,
+ * EACCES, ...); MS_E_ARG (@path empty or too long for a socket address).
+ */
+ms_err ms_agent_sock_connect(const char *path, int *fd, int *sys_errno) MS_MUST_CHECK;
+
+/* Who is at the other end of a connection, from SO_PEERCRED. */
+struct ms_agent_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	char exe[4096];		/* /proc/<pid>/exe, or "" when unreadable */
+};
+
+/**
+ * ms_agent_peer_get() - the peer credentials of the connected socket @fd
+ * (as the kernel recorded them at connect) and the peer's executable.
+ * Return: MS_OK, MS_E_IO.
+ */
+ms_err ms_agent_peer_get(int fd, struct ms_agent_peer *peer) MS_MUST_CHECK;
+
+/* The audit trail: JSON lines, one per signature, refusal, start and stop. */
+struct ms_agent_audit;
+
+/**
+ * ms_agent_audit_open() - append to @path (created 0600; a symbolic link is
+ * refused), or log nowhere when @path is NULL. *@out is owned by the caller.
+ * Return: MS_OK; MS_E_IO (@why names the file and the error); MS_E_NOMEM.
+ */
+ms_err ms_agent_audit_open(const char *path, struct ms_agent_audit **out, char *why,
+			   size_t why_cap) MS_MUST_CHECK;
+void ms_agent_audit_free(struct ms_agent_audit *a);
+
+/* One signature request, as the audit trail records it. */
+struct ms_agent_audit_sign {
+	const struct ms_agent_peer *peer;
+	struct ms_span module;		/* the path the client named */
+	enum ms_hash_alg hash;
+	struct ms_span digest;
+	const char *key;		/* the agent's key name */
+	const char *error;		/* NULL: signed; else what failed (with its CKR_ name) */
+};
+
+/**
+ * ms_agent_audit_sign() - one line for one signature request: time, peer pid,
+ * uid and executable, module, hash, digest, key and outcome. One write(2)
+ * to an O_APPEND file, so lines of several threads never mix.
+ * Return: MS_OK (also when logging nowhere); MS_E_IO when the line could not
+ * be written: the agent then does not hand out the signature.
+ */
+ms_err ms_agent_audit_sign(struct ms_agent_audit *a,
+			   const struct ms_agent_audit_sign *rec) MS_MUST_CHECK;
+
+/**
+ * ms_agent_audit_event() - one line for anything else: @event ("start",
+ * "stop", "refused", "malformed"), the peer when there is one (else NULL),
+ * and @detail (free text: a reason, a socket path, a count).
+ * Return: MS_OK, MS_E_IO.
+ */
+ms_err ms_agent_audit_event(struct ms_agent_audit *a, const char *event,
+			    const struct ms_agent_peer *peer, const char *key,
+			    const char *detail) MS_MUST_CHECK;
+
+#endif

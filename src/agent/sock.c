@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The agent's socket: a private directory and a 0600 socket in it, the
+ * peer's credentials, and reads and writes of whole frames with deadlines,
+ * so that a client that stalls costs only its own connection.
+ */
+#define _GNU_SOURCE	/* struct ucred, SO_PEERCRED */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define LISTEN_BACKLOG 128
+#define SOCK_NAME "sock"
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until @deadline (-1: none) for poll(2). */
+static int
+left_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0) {
+		return -1;
+	}
+	left = deadline - now_ms();
+	return left <= 0 ? 0 : left > 1000000000 ? 1000000000 : (int)left;
+}
+
+static int64_t
+deadline_of(int ms)
+{
+	return ms < 0 ? -1 : now_ms() + ms;
+}
+
+const char *
+ms_agent_io_text(const struct ms_agent_io *io)
+{
+	switch (io->end) {
+	case MS_AGENT_IO_DONE:
+		return "done";
+	case MS_AGENT_IO_EOF:
+	case MS_AGENT_IO_CUT:
+		return "closed the connection";
+	case MS_AGENT_IO_TIMEOUT:
+		return "timed out";
+	case MS_AGENT_IO_TOOBIG:
+		return "sent a frame of length 0 or over the limit";
+	case MS_AGENT_IO_ERRNO:
+		return strerror(io->sys_errno);
+	}
+	return "failed";
+}
+
+static ms_err
+io_fail(struct ms_agent_io *io, enum ms_agent_io_end end, int e)
+{
+	io->end = end;
+	io->sys_errno = e;
+	return MS_E_IO;
+}
+
+/* Waits until @fd is ready for @events (or has hung up) or @deadline passes. */
+static ms_err
+wait_ready(int fd, short events, int64_t deadline, struct ms_agent_io *io)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events };
+		int r = poll(&pfd, 1, left_ms(deadline));
+
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r < 0) {
+			return io_fail(io, MS_AGENT_IO_ERRNO, errno);
+		}
+		if (r == 0) {
+			return io_fail(io, MS_AGENT_IO_TIMEOUT, ETIMEDOUT);
+		}
+		return MS_OK;
+	}
+}
+
+/*
+ * Reads exactly @n bytes by @deadline. @started says whether a byte of this
+ * frame came before: an end of file then cuts a frame, else it ends the
+ * connection cleanly.
+ */
+static ms_err
+read_exact(int fd, uint8_t *buf, size_t n, int64_t deadline, bool started,
+	   struct ms_agent_io *io)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k;
+
+		if (wait_ready(fd, POLLIN, deadline, io) != MS_OK) {
+			return MS_E_IO;
+		}
+		k = recv(fd, buf + got, n - got, MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
+			continue;
+		}
+		if (k < 0) {
+			return io_fail(io, MS_AGENT_IO_ERRNO, errno);
+		}
+		if (k == 0) {
+			return io_fail(io, started || got > 0 ? MS_AGENT_IO_CUT : MS_AGENT_IO_EOF, 0);
+		}
+		got += (size_t)k;
+	}
+	return MS_OK;
+}
+
+ms_err
+ms_agent_frame_read(int fd, uint8_t *buf, size_t cap, size_t *len, int idle_ms, int frame_ms,
+		    struct ms_agent_io *io)
+{
+	uint8_t hdr[MS_AGENT_LEN_BYTES];
+	int64_t deadline;
+	ms_err err;
+
+	io->end = MS_AGENT_IO_DONE;
+	io->sys_errno = 0;
+	/* The first byte may be long in coming (a client between modules)... */
+	err = read_exact(fd, hdr, 1, deadline_of(idle_ms), false, io);
+	if (err != MS_OK) {
+		return err;
+	}
+	/* ...but once a frame has begun, all of it comes in good time. */
+	deadline = deadline_of(frame_ms);
+	err = read_exact(fd, hdr + 1, sizeof(hdr) - 1, deadline, true, io);
+	if (err != MS_OK) {
+		return err;
+	}
+	if (ms_agent_frame_len(hdr, cap, len) != MS_OK) {
+		io->end = MS_AGENT_IO_TOOBIG;
+		return MS_E_MALFORMED;
+	}
+	return read_exact(fd, buf, *len, deadline, true, io);
+}
+
+ms_err
+ms_agent_frame_write(int fd, const uint8_t *p, size_t len, int ms, struct ms_agent_io *io)
+{
+	int64_t deadline = deadline_of(ms);
+	size_t done = 0;
+
+	io->end = MS_AGENT_IO_DONE;
+	io->sys_errno = 0;
+	while (done < len) {
+		ssize_t k;
+
+		if (wait_ready(fd, POLLOUT, deadline, io) != MS_OK) {
+			return MS_E_IO;
+		}
+		/* MSG_NOSIGNAL: a peer that died is an EPIPE here, not a SIGPIPE. */
+		k = send(fd, p + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
+			continue;
+		}
+		if (k < 0) {
+			return io_fail(io, errno == EPIPE || errno == ECONNRESET ? MS_AGENT_IO_CUT :
+				       MS_AGENT_IO_ERRNO, errno);
+		}
+		done += (size_t)k;
+	}
+	return MS_OK;
+}
+
+static ms_err
+sock_addr(const char *path, struct sockaddr_un *sa)
+{
+	size_t len = strlen(path);
+
+	if (len == 0 || len > MS_AGENT_SOCK_PATH_MAX) {
+		return MS_E_ARG;
+	}
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, path, len + 1);
+	return MS_OK;
+}
+
+/* $XDG_RUNTIME_DIR only when it is a real directory of ours, not writable by others. */
+static bool
+runtime_dir_ok(const char *dir)
+{
+	struct stat st;
+
+	return dir != NULL && dir[0] == '/' && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       st.st_uid == geteuid() && (st.st_mode & 0022) == 0;
+}
+
+/* The first base directory whose "<base>/modsign-agent.XXXXXX/sock" fits a socket address. */
+static ms_err
+make_dir(struct ms_agent_sock *s, char *why, size_t why_cap)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *tmp = getenv("TMPDIR");
+	const char *bases[3] = { runtime_dir_ok(xdg) ? xdg : NULL,
+				 tmp != NULL && tmp[0] == '/' ? tmp : NULL, "/tmp" };
+
+	for (size_t i = 0; i < 3; i++) {
+		int n;
+
+		if (bases[i] == NULL) {
+			continue;
+		}
+		n = snprintf(s->dir, sizeof(s->dir), "%s/modsign-agent.XXXXXX", bases[i]);
+		if (n < 0 || (size_t)n + sizeof("/" SOCK_NAME) - 1 > MS_AGENT_SOCK_PATH_MAX) {
+			continue;
+		}
+		/* mkdtemp makes the directory 0700: nobody else may even look up the socket. */
+		if (mkdtemp(s->dir) == NULL) {
+			snprintf(why, why_cap, "mkdtemp %s: %s", s->dir, strerror(errno));
+			s->dir[0] = '\0';
+			return MS_E_IO;
+		}
+		n = snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, SOCK_NAME);
+		if (n < 0 || (size_t)n >= sizeof(s->path)) {
+			s->path[0] = '\0';
+			return MS_E_INTERNAL;	/* measured above */
+		}
+		return MS_OK;
+	}
+	snprintf(why, why_cap, "no directory for the socket: $XDG_RUNTIME_DIR, $TMPDIR and /tmp "
+		 "give paths over %d bytes", MS_AGENT_SOCK_PATH_MAX);
+	return MS_E_NOSPACE;
+}
+
+ms_err
+ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap)
+{
+	struct sockaddr_un sa;
+	mode_t mask;
+	int r;
+	ms_err err;
+
+	s->fd = -1;
+	s->dir[0] = '\0';
+	s->path[0] = '\0';
+	err = make_dir(s, why, why_cap);
+	if (err != MS_OK) {
+		return err;
+	}
+	if (sock_addr(s->path, &sa) != MS_OK) {
+		snprintf(why, why_cap, "%s: path too long for a socket", s->path);
+		return MS_E_NOSPACE;
+	}
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0) {
+		snprintf(why, why_cap, "socket: %s", strerror(errno));
+		return MS_E_IO;
+	}
+	/* The socket is born 0600: no moment at which it is wider. */
+	mask = umask(0177);
+	r = bind(s->fd, (const struct sockaddr *)&sa, sizeof(sa));
+	umask(mask);
+	if (r != 0) {
+		snprintf(why, why_cap, "bind %s: %s", s->path, strerror(errno));
+		s->path[0] = '\0';	/* not ours to remove */
+		return MS_E_IO;
+	}
+	if (listen(s->fd, LISTEN_BACKLOG) != 0) {
+		snprintf(why, why_cap, "listen %s: %s", s->path, strerror(errno));
+		return MS_E_IO;
+	}
+	return MS_OK;
+}
+
+void
+ms_agent_sock_close(struct ms_agent_sock *s)
+{
+	if (s->fd >= 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	if (s->path[0] != '\0') {
+		unlink(s->path);
+		s->path[0] = '\0';
+	}
+	if (s->dir[0] != '\0') {
+		rmdir(s->dir);
+		s->dir[0] = '\0';
+	}
+}
+
+ms_err
+ms_agent_sock_connect(const char *path, int *fd, int *sys_errno)
+{
+	struct sockaddr_un sa;
+	int s = -1;
+
+	*fd = -1;
+	*sys_errno = 0;
+	if (sock_addr(path, &sa) != MS_OK) {
+		return MS_E_ARG;
+	}
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		*sys_errno = errno;
+		return MS_E_IO;
+	}
+	while (connect(s, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (errno == EINTR) {
+			continue;
+		}
+		*sys_errno = errno;
+		close(s);
+		return MS_E_IO;
+	}
+	*fd = s;
+	return MS_OK;
+}
+
+ms_err
+ms_agent_peer_get(int fd, struct ms_agent_peer *peer)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char link[64];
+	ssize_t n;
+
+	memset(peer, 0, sizeof(*peer));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred)) {
+		return MS_E_IO;
+	}
+	peer->pid = cred.pid;
+	peer->uid = cred.uid;
+	peer->gid = cred.gid;
+	/* For the audit trail only: the pid may be gone or reused by now. */
+	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)cred.pid);
+	n = readlink(link, peer->exe, sizeof(peer->exe) - 1);
+	peer->exe[n > 0 ? n : 0] = '\0';
+	return MS_OK;
+}
