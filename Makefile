@@ -25,6 +25,9 @@ ifeq ($(filter clean uninstall,$(MAKECMDGOALS)),)
 ifneq ($(shell $(PKG_CONFIG) --exists p11-kit-1 && echo yes),yes)
 $(error p11-kit-1 not found by $(PKG_CONFIG): install libp11-kit-dev (scripts/install-deps.sh))
 endif
+ifneq ($(shell $(PKG_CONFIG) --exists liblzma libzstd zlib && echo yes),yes)
+$(error liblzma, libzstd or zlib not found by $(PKG_CONFIG): install liblzma-dev libzstd-dev zlib1g-dev (scripts/install-deps.sh))
+endif
 ifneq ($(shell printf '\043include <mbedtls/version.h>\n' | $(CC) $(CPPFLAGS) -E - >/dev/null 2>&1 && echo yes),yes)
 $(error mbedTLS headers not found: install libmbedtls-dev (scripts/install-deps.sh))
 endif
@@ -36,10 +39,14 @@ P11_LIBS    := $(shell $(PKG_CONFIG) --libs p11-kit-1 2>/dev/null || echo -lp11-
 MBED_CFLAGS := $(shell $(PKG_CONFIG) --cflags mbedx509 mbedcrypto 2>/dev/null)
 MBED_LIBS   := $(shell $(PKG_CONFIG) --libs mbedx509 mbedcrypto 2>/dev/null || echo -lmbedx509 -lmbedcrypto)
 
+# Compressed modules (.ko.xz, .ko.zst, .ko.gz): src/modfmt/zcodec_*.c.
+Z_CFLAGS    := $(shell $(PKG_CONFIG) --cflags liblzma libzstd zlib 2>/dev/null)
+Z_LIBS      := $(shell $(PKG_CONFIG) --libs liblzma libzstd zlib 2>/dev/null || echo -llzma -lzstd -lz)
+
 DEFS    = -DMS_VERSION='"$(VERSION)"'
 # -MMD -MP: each object depends on the headers it includes, found by the compiler.
-ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS) -pthread -MMD -MP $(CPPFLAGS)
-LIBS    = $(P11_LIBS) $(MBED_LIBS) -pthread
+ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS) $(Z_CFLAGS) -pthread -MMD -MP $(CPPFLAGS)
+LIBS    = $(P11_LIBS) $(MBED_LIBS) $(Z_LIBS) -pthread
 
 LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c \
                               src/signer/*.c src/agent/*.c))
@@ -143,7 +150,7 @@ clean:
 # time; it fails if any target crashes (inputs saved in build/fuzz/crashes/).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trailer pkcs7 signed_data_check cert key list uri pin agent
+FUZZ_TARGETS ?= trailer pkcs7 signed_data_check cert key list uri pin agent xz zstd gzip
 FUZZ         := build/fuzz
 FUZZ_SAN     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=all
@@ -160,6 +167,9 @@ FUZZ_SRC_list              = src/cli_list.c src/cli_msg.c $(FUZZ_COMMON)
 FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pin               = src/cli_pin.c $(FUZZ_COMMON)
 FUZZ_SRC_agent             = src/agent/proto.c src/agent/sock.c $(FUZZ_CMS) $(FUZZ_COMMON)
+FUZZ_SRC_xz                = tests/fuzz/fuzz_zdec.c $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
+FUZZ_SRC_zstd              = $(FUZZ_SRC_xz)
+FUZZ_SRC_gzip              = $(FUZZ_SRC_xz)
 
 # Clang warns about src/ in ways gcc does not: shown, not fatal, in this build.
 $(FUZZ)/obj/src/%.o: src/%.c

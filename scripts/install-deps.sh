@@ -7,11 +7,11 @@
 #   fuzz    make fuzz: clang with libFuzzer
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
 set -eu
-base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev softhsm2 opensc
-openssl linux-kbuild-6.1 file kmod xz-utils dpkg apt"
+base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev liblzma-dev libzstd-dev
+zlib1g-dev softhsm2 opensc openssl linux-kbuild-6.1 file kmod xz-utils zstd gzip dpkg apt"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86"
-bench="libssl-dev libengine-pkcs11-openssl time eatmydata zstd"
+bench="libssl-dev libengine-pkcs11-openssl time eatmydata"
 fuzz="clang libclang-rt-14-dev"
 valgrind="valgrind"
 pkgs=""

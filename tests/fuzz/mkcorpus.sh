@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 signed_data_check cert key list uri pin agent; do
+for t in trailer pkcs7 signed_data_check cert key list uri pin agent xz zstd gzip; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -delete
 done
@@ -144,4 +144,45 @@ name='pkcs11:token=modsign-test;object=rsa2048'
 { printf '\005'; printf '\001\001' | frame; be32 200000; printf 'x'; } >$a/stream-too-long
 { printf '\005'; printf '\001\001' | frame; be32 40; printf '\003\003'; } >$a/stream-cut
 
+# xz, zstd, gzip: a byte that sets the piece size the decoder is fed in
+# (0: byte by byte), then the container. Made with the reference tools at
+# kbuild's settings and others, and the hostile forms modsign refuses.
+m=$D/cms/mod.bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+head -c 2097152 /dev/zero >"$tmp/zeros"	# 2 MiB: past the targets' 1 MiB limit
+cp $m "$tmp/mod.ko"
+touch -d '2020-01-01 00:00:00 UTC' "$tmp/mod.ko"
+# zseed FMT NAME: stdin as a seed of target FMT, piece byte 0xff.
+zseed() { { printf '\377'; cat; } >"$C/$1/$2"; }
+xz --check=crc32 --lzma2=dict=1MiB -c $m >"$tmp/k.xz"
+zseed xz kbuild <"$tmp/k.xz"
+{ printf '\000'; cat "$tmp/k.xz"; } >"$C/xz/kbuild-bytewise"
+xz -c --check=crc64 $m | zseed xz crc64
+xz -c -9 --check=sha256 $m | zseed xz sha256-dict64m
+xz -c --check=none $m | zseed xz check-none
+xz --check=crc32 --lzma2=dict=1MiB -c "$tmp/zeros" | zseed xz bomb-2m
+cat "$tmp/k.xz" "$tmp/k.xz" | zseed xz two-streams
+{ cat "$tmp/k.xz"; head -c 4 /dev/zero; } | zseed xz stream-padding
+{ cat "$tmp/k.xz"; printf 'x'; } | zseed xz trailing-byte
+head -c $(($(stat -c %s "$tmp/k.xz") / 2)) "$tmp/k.xz" | zseed xz truncated
+printf '' | zseed xz empty
+zstd -q -c $m >"$tmp/k.zst"
+zseed zstd kbuild <"$tmp/k.zst"
+{ printf '\000'; cat "$tmp/k.zst"; } >"$C/zstd/kbuild-bytewise"
+zstd -q -c -19 --no-check $m | zseed zstd level19-no-check
+zstd -q -c "$tmp/zeros" | zseed zstd bomb-2m
+zstd -q -c <"$tmp/zeros" | zseed zstd bomb-2m-no-size
+cat "$tmp/k.zst" "$tmp/k.zst" | zseed zstd two-frames
+{ cat "$tmp/k.zst"; printf '\120\052\115\030\004\000\000\000skip'; } | zseed zstd skippable-after
+{ cat "$tmp/k.zst"; printf 'x'; } | zseed zstd trailing-byte
+head -c $(($(stat -c %s "$tmp/k.zst") / 2)) "$tmp/k.zst" | zseed zstd truncated
+gzip -n -c $m >"$tmp/k.gz"
+zseed gzip kbuild <"$tmp/k.gz"
+{ printf '\000'; cat "$tmp/k.gz"; } >"$C/gzip/kbuild-bytewise"
+gzip -N -9 -c "$tmp/mod.ko" | zseed gzip name-mtime-9
+gzip -n -c "$tmp/zeros" | zseed gzip bomb-2m
+cat "$tmp/k.gz" "$tmp/k.gz" | zseed gzip two-members
+{ cat "$tmp/k.gz"; head -c 8 /dev/zero; } | zseed gzip trailing-zeros
+head -c $(($(stat -c %s "$tmp/k.gz") - 4)) "$tmp/k.gz" | zseed gzip no-size
 echo "corpus: $(find "$C" -type f | wc -l) files"

@@ -13,10 +13,11 @@ export TMPDIR=$T	# the targets' temp files go with the test's
 CC=${CC:-cc}
 OUT=build/fuzz-replay
 CFLAGS_R="-std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -DMS_VERSION=\"fuzz\"
- $(pkg-config --cflags p11-kit-1 2>/dev/null) -Isrc -Itests/fuzz
+ $(pkg-config --cflags p11-kit-1 liblzma libzstd zlib 2>/dev/null) -Isrc -Itests/fuzz
  -DMS_FUZZ_STDIN -DMS_FUZZ_DATA_DIR=\"$TOP/tests/data\"
  -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
-LIBS_R="$(pkg-config --libs p11-kit-1 2>/dev/null || echo -lp11-kit) -lmbedx509 -lmbedcrypto -lpthread"
+LIBS_R="$(pkg-config --libs p11-kit-1 2>/dev/null || echo -lp11-kit) -lmbedx509 -lmbedcrypto
+ $(pkg-config --libs liblzma libzstd zlib 2>/dev/null || echo -llzma -lzstd -lz) -lpthread"
 
 # The library sources each target needs (as FUZZ_SRC_* in the Makefile).
 common="src/common/*.c"
@@ -30,6 +31,7 @@ srcs_for() {
 	uri) echo src/pkcs11/*.c $common ;;
 	pin) echo src/cli_pin.c $common ;;
 	agent) echo src/agent/proto.c src/agent/sock.c src/cms/*.c $common ;;
+	xz | zstd | gzip) echo tests/fuzz/fuzz_zdec.c src/modfmt/*.c $common ;;
 	esac
 }
 

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * .ko.xz through liblzma: one xz stream decoded, and encoded the way
+ * kbuild does (`xz --check=crc32 --lzma2=dict=1MiB`). Parses untrusted
+ * input.
+ */
+#include <lzma.h>
+#include <stdlib.h>
+
+#include "zcodec.h"
+
+/* kbuild since 6.2 (scripts/Makefile.modinst); before, 2 MiB and CRC64. */
+#define XZ_DICT ((uint32_t)1 << 20)
+
+static ms_err
+xz_new(void **st)
+{
+	lzma_stream *s = malloc(sizeof(*s));
+	lzma_stream init = LZMA_STREAM_INIT;
+
+	if (s == NULL) {
+		return MS_E_NOMEM;
+	}
+	*s = init;
+	*st = s;
+	return MS_OK;
+}
+
+static void
+xz_free(void *st)
+{
+	lzma_stream *s = st;
+
+	if (s == NULL) {
+		return;
+	}
+	lzma_end(s);
+	free(s);
+}
+
+/*
+ * No LZMA_CONCATENATED: the decoder ends after one stream, and the caller
+ * refuses whatever follows (stream padding too: kbuild writes none, and
+ * the kernel's decoder stops at the first stream's end). An integrity
+ * check liblzma cannot verify is refused rather than skipped.
+ */
+/* After lzma_*_init: keep the stream on LZMA_OK, else free it. */
+static ms_err
+xz_started(lzma_ret rc, void **st)
+{
+	if (rc == LZMA_OK) {
+		return MS_OK;
+	}
+	xz_free(*st);
+	*st = NULL;
+	return rc == LZMA_MEM_ERROR ? MS_E_NOMEM : MS_E_INTERNAL;
+}
+
+/* One lzma_code() call over @io's buffers. */
+static lzma_ret
+xz_code(lzma_stream *s, struct ms_zio *io, lzma_action action)
+{
+	lzma_ret rc;
+
+	s->next_in = io->in + io->in_used;
+	s->avail_in = io->in_len - io->in_used;
+	s->next_out = io->out + io->out_len;
+	s->avail_out = io->out_cap - io->out_len;
+	rc = lzma_code(s, action);
+	io->in_used = io->in_len - s->avail_in;
+	io->out_len = io->out_cap - s->avail_out;
+	return rc;
+}
+
+/*
+ * No LZMA_CONCATENATED: the decoder ends after one stream, and the caller
+ * refuses whatever follows (stream padding too: kbuild writes none, and
+ * the kernel's decoder stops at the first stream's end). An integrity
+ * check liblzma cannot verify is refused rather than skipped.
+ */
+static ms_err
+xz_dec_new(void **st)
+{
+	ms_err err = xz_new(st);
+
+	if (err != MS_OK) {
+		return err;
+	}
+	return xz_started(lzma_stream_decoder(*st, MS_ZDEC_MEM_MAX, LZMA_TELL_UNSUPPORTED_CHECK),
+			  st);
+}
+
+static ms_err
+xz_dec_step(void *st, struct ms_zio *io, bool *end, const char **why)
+{
+	switch (xz_code(st, io, LZMA_RUN)) {
+	case LZMA_OK:
+	case LZMA_BUF_ERROR:	/* no progress possible now: the loop decides */
+		return MS_OK;
+	case LZMA_STREAM_END:
+		*end = true;
+		return MS_OK;
+	case LZMA_FORMAT_ERROR:
+		*why = "xz: not an xz stream";
+		return MS_E_MALFORMED;
+	case LZMA_DATA_ERROR:
+		*why = "xz: corrupt data, or a failed integrity check";
+		return MS_E_MALFORMED;
+	case LZMA_OPTIONS_ERROR:
+		*why = "xz: filters or options this liblzma does not know";
+		return MS_E_UNSUPPORTED;
+	case LZMA_UNSUPPORTED_CHECK:
+		*why = "xz: an integrity check type this liblzma cannot verify";
+		return MS_E_UNSUPPORTED;
+	case LZMA_MEMLIMIT_ERROR:
+		*why = "xz: its dictionary needs more than 128 MiB of memory";
+		return MS_E_UNSUPPORTED;
+	case LZMA_MEM_ERROR:
+		*why = "xz: out of memory";
+		return MS_E_NOMEM;
+	default:
+		*why = "xz: liblzma failed";
+		return MS_E_INTERNAL;
+	}
+}
+
+/* Preset 6 (xz's default) with the dictionary kbuild asks for, CRC32 check. */
+static ms_err
+xz_enc_new(void **st, uint64_t total_len)
+{
+	lzma_options_lzma opt;
+	lzma_filter filters[2];
+	ms_err err = MS_E_INTERNAL;
+
+	(void)total_len;	/* xz records no size in its headers here, as the xz command */
+	if (lzma_lzma_preset(&opt, LZMA_PRESET_DEFAULT)) {
+		return MS_E_INTERNAL;
+	}
+	opt.dict_size = XZ_DICT;
+	filters[0].id = LZMA_FILTER_LZMA2;
+	filters[0].options = &opt;
+	filters[1].id = LZMA_VLI_UNKNOWN;
+	filters[1].options = NULL;
+	err = xz_new(st);
+	if (err != MS_OK) {
+		return err;
+	}
+	return xz_started(lzma_stream_encoder(*st, filters, LZMA_CHECK_CRC32), st);
+}
+
+static ms_err
+xz_enc_step(void *st, struct ms_zio *io, bool finish, bool *end)
+{
+	switch (xz_code(st, io, finish ? LZMA_FINISH : LZMA_RUN)) {
+	case LZMA_OK:
+	case LZMA_BUF_ERROR:
+		return MS_OK;
+	case LZMA_STREAM_END:
+		*end = true;
+		return MS_OK;
+	case LZMA_MEM_ERROR:
+		return MS_E_NOMEM;
+	default:
+		return MS_E_INTERNAL;
+	}
+}
+
+const struct ms_zcodec ms_zcodec_xz = {
+	.fmt = MS_ZFMT_XZ,
+	.dec_new = xz_dec_new,
+	.dec_step = xz_dec_step,
+	.dec_free = xz_free,
+	.enc_new = xz_enc_new,
+	.enc_step = xz_enc_step,
+	.enc_free = xz_free,
+};
