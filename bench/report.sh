@@ -391,6 +391,7 @@ EOF
 	if has_runs d_ms_pem || has_runs d_ms_token; then
 		full_section
 	fi
+	notes_section
 	commands_section
 	raw_section
 	} > "$OUT.tmp"
@@ -490,6 +491,13 @@ EOF
 - modsign's own summary, ms per module (median): PEM $(own_ms d_ms_pem), SoftHSM2 $(own_ms d_ms_token)
 
 EOF
+}
+
+# notes_section: bench/notes.md as it is (design measurements the code cites).
+notes_section() {
+	[ -f "$BENCH/notes.md" ] || return 0
+	cat "$BENCH/notes.md"
+	printf '\n'
 }
 
 # shellcheck disable=SC2016  # backquotes for Markdown, not for the shell

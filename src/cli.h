@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cms/cms.h"
+#include "cms/pkcs7.h"
 #include "common/ms_common.h"
 #include "modfmt/modfmt.h"
 #include "signer/signer.h"
@@ -142,11 +143,33 @@ struct ms_module_work {
 	struct ms_modfile *mf;
 	uint64_t payload_len;	/* the bytes signed and kept: less than the file with --replace */
 	bool skipped;		/* --skip-signed found it signed already: nothing to do */
-	uint8_t digest[MS_HASH_MAX_SIZE];
-	size_t digest_len;
+	struct ms_pkcs7_digest digest;	/* of the payload, with the job's hash */
 	uint8_t *cms;
 	size_t cms_len;
 };
+
+/*
+ * ms_cli_payload_digest() - the digests of the first @len bytes of the open
+ * module @mf, one for each of the @n (at most MS_PKCS7_SIGNERS_MAX) hashes
+ * in @algs, into @out, in one streaming pass from the module's first byte
+ * through the module reader (as mbedtls_md_file() hashes a file).
+ * Return: MS_OK; MS_E_UNSUPPORTED (hash @algs[*@bad_alg] is not in this
+ * build; @bad_alg may be NULL); MS_E_IO, MS_E_CHANGED (details in @mf, for
+ * ms_cli_modfile_why()); MS_E_NOMEM; MS_E_ARG. @out is unspecified on failure.
+ */
+ms_err ms_cli_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs,
+			     size_t n, struct ms_pkcs7_digest *out, size_t *bad_alg) MS_MUST_CHECK;
+
+/*
+ * The text of a failure, without the file name: "is a directory", "open:
+ * Permission denied", ... ms_cli_modfile_why() for a module file (@mf after
+ * a failed ms_modfile_*() call; it tells the module from a <dest> or .p7s),
+ * ms_cli_file_fail_why() for a small file (certificate, key, PIN file, .p7s),
+ * ms_cli_file_kind() for a file type ("a FIFO (named pipe)").
+ */
+void ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap);
+void ms_cli_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap);
+const char *ms_cli_file_kind(mode_t type);
 
 /*
  * ms_cli_signed_policy() - the already-signed policy for the open module

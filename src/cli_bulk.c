@@ -335,9 +335,7 @@ summary(struct bulk *b)
  * Eight workers per core (at most 64), and always a core's worth more than
  * lanes: a worker spends much of its module blocked (fsync, the discard of
  * the replaced file, waiting for a lane), and meanwhile the others hash,
- * sign and write. On the benchmark's 802 modules with SoftHSM2 and two
- * cores, 16 workers were faster than 8 in four of five paired runs (by 9%,
- * the median of the ratios).
+ * sign and write (measured: bench/notes.md).
  */
 static unsigned
 worker_count(size_t n_modules, unsigned lanes)

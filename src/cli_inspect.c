@@ -197,26 +197,6 @@ out:
 	return err;
 }
 
-void
-ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap)
-{
-	if (err == MS_E_ARG && mf->sys_errno == ELOOP) {
-		snprintf(out, cap, "is a symbolic link: name its target");
-	} else if (err == MS_E_ARG && mf->sys_errno == EISDIR) {
-		snprintf(out, cap, "is a directory");
-	} else if (err == MS_E_ARG && mf->sys_errno == ENODATA) {
-		snprintf(out, cap, "is empty");
-	} else if (err == MS_E_CHANGED) {
-		snprintf(out, cap, "changed while being read");
-	} else if (mf->sys_errno != 0) {
-		snprintf(out, cap, "%s: %s", mf->op != NULL ? mf->op : "io",
-			 strerror(mf->sys_errno));
-	} else {
-		snprintf(out, cap, "%s%s%s", mf->op != NULL ? mf->op : "",
-			 mf->op != NULL ? ": " : "", ms_err_str(err));
-	}
-}
-
 ms_err
 ms_cli_sigmod_open(const char *path, struct ms_sigmod *m, char *why, size_t why_cap)
 {

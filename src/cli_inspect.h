@@ -81,9 +81,6 @@ ms_err ms_cli_sigmod_open(const char *path, struct ms_sigmod *m, char *why,
 			  size_t why_cap) MS_MUST_CHECK;
 void ms_cli_sigmod_clear(struct ms_sigmod *m);
 
-/* Text of a modfile failure: "open: No such file or directory", ... */
-void ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap);
-
 /* Bytes as hex into @out: upper case with ':' between bytes (modinfo), or plain lower case. */
 void ms_cli_hex(struct ms_span s, bool modinfo_style, char *out, size_t cap);
 

@@ -5,50 +5,12 @@
  * bytes (--replace), or left alone when the signature already verifies
  * against the run's certificate (--skip-signed).
  */
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 #include "cms/pkcs7.h"
 #include "modfmt/strip.h"
-
-#define CHUNK (128 * 1024)
-
-/* Digest of the first @len bytes of @mf with @alg into @dg. */
-static ms_err
-digest_prefix(struct ms_modfile *mf, uint64_t len, enum ms_hash_alg alg,
-	      struct ms_pkcs7_digest *dg)
-{
-	struct ms_cms_digest *d = NULL;
-	uint8_t *buf = malloc(CHUNK);
-	ms_err err = MS_E_NOMEM;
-
-	if (buf == NULL) {
-		goto out;
-	}
-	err = ms_cms_digest_new(alg, &d);
-	mf->read_off = 0;
-	while (err == MS_OK && len > 0) {
-		size_t n = 0;
-
-		err = ms_modfile_read(mf, buf, len < CHUNK ? (size_t)len : CHUNK, &n);
-		if (err == MS_OK && n == 0) {
-			err = MS_E_CHANGED;
-		}
-		if (err == MS_OK) {
-			err = ms_cms_digest_update(d, buf, n);
-			len -= n;
-		}
-	}
-	if (err == MS_OK) {
-		dg->alg = alg;
-		err = ms_cms_digest_final(d, dg->d, sizeof(dg->d), &dg->len);
-	}
-out:
-	ms_cms_digest_free(d);
-	free(buf);
-	return err;
-}
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
@@ -79,11 +41,9 @@ verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 		goto out;
 	}
 	n_algs = ms_pkcs7_digest_algs(&msg, algs, MS_PKCS7_SIGNERS_MAX);
-	for (size_t i = 0; i < n_algs; i++) {
-		err = digest_prefix(mf, l->payload_len, algs[i], &dg[i]);
-		if (err != MS_OK) {
-			goto out;
-		}
+	err = ms_cli_payload_digest(mf, l->payload_len, algs, n_algs, dg, NULL);
+	if (err != MS_OK) {
+		goto out;
 	}
 	err = ms_pkcs7_verify(&msg, dg, n_algs, &cert, 1, res, why);
 	if (err != MS_OK && err != MS_E_IO && err != MS_E_NOMEM && err != MS_E_CHANGED) {
@@ -92,6 +52,20 @@ verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 out:
 	free(blob);
 	return err;
+}
+
+/* "<module>: <doing>: <why>", the why from the module file when it failed. */
+static void
+say_why(const struct ms_modfile *mf, const char *path, const char *doing, ms_err err)
+{
+	char why[512];
+
+	if (err == MS_E_IO || err == MS_E_CHANGED) {
+		ms_cli_modfile_why(mf, err, why, sizeof(why));
+	} else {
+		snprintf(why, sizeof(why), "%s", ms_err_str(err));
+	}
+	ms_cli_error("%s: %s: %s", path, doing, why);
 }
 
 ms_err
@@ -118,7 +92,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 		return MS_E_SIGNED;
 	}
 	if (err != MS_OK) {
-		ms_cli_error("%s: reading its signature: %s", path, ms_err_str(err));
+		say_why(mf, path, "reading its signature", err);
 		return err;
 	}
 	if (policy == MS_SIGNED_REPLACE) {
@@ -137,7 +111,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 				     why != NULL ? why : "mismatch");
 			return MS_E_SIGNED;
 		}
-		ms_cli_error("%s: checking its signature: %s", path, ms_err_str(err));
+		say_why(mf, path, "checking its signature", err);
 		return err;
 	}
 	ms_cli_error("%s: already ends with a module signature; not signed again (--replace "

@@ -12,71 +12,17 @@
 #include "cli.h"
 #include "modfmt/modfmt.h"
 
-#define READ_CHUNK (128 * 1024)
 #define RAW_SIG_MAX (64 * 1024)
 #define CMS_MAX (16 * 1024)
 
+/* "<file>: <why>" for a failed ms_modfile_*() call on @path. */
 static void
 say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
 {
-	const char *where = mf->err_path != NULL ? mf->err_path : path;
+	char why[512];
 
-	if (err == MS_E_ARG && mf->sys_errno == ELOOP) {
-		ms_cli_error("%s: is a symbolic link; signing it in place would replace the "
-			     "link, not sign its target: name the target instead", where);
-	} else if (err == MS_E_ARG && mf->sys_errno == EISDIR) {
-		ms_cli_error("%s: is a directory", where);
-	} else if (err == MS_E_CHANGED) {
-		ms_cli_error("%s: changed while being signed; left as it is", where);
-	} else if (mf->sys_errno != 0) {
-		ms_cli_error("%s: %s: %s", where, mf->op != NULL ? mf->op : "io",
-			     strerror(mf->sys_errno));
-	} else {
-		ms_cli_error("%s: %s%s%s", where, mf->op != NULL ? mf->op : "",
-			     mf->op != NULL ? ": " : "", ms_err_str(err));
-	}
-}
-
-/* Hashes the first @len bytes of the module on the host. */
-static ms_err
-hash_module(struct ms_modfile *mf, const char *path, uint64_t len, enum ms_hash_alg alg,
-	    uint8_t *digest, size_t *digest_len)
-{
-	struct ms_cms_digest *d = NULL;
-	uint8_t *buf = NULL;
-	size_t n = 0;
-	ms_err err = MS_E_INTERNAL;
-
-	buf = malloc(READ_CHUNK);
-	if (buf == NULL) {
-		err = MS_E_NOMEM;
-		goto out;
-	}
-	err = ms_cms_digest_new(alg, &d);
-	if (err != MS_OK) {
-		goto out;
-	}
-	mf->read_off = 0;
-	while (len > 0) {
-		err = ms_modfile_read(mf, buf, len < READ_CHUNK ? (size_t)len : READ_CHUNK, &n);
-		if (err == MS_OK && n == 0) {
-			err = MS_E_CHANGED;
-		}
-		if (err != MS_OK) {
-			say_modfile(mf, path, err);
-			goto out;
-		}
-		len -= n;
-		err = ms_cms_digest_update(d, buf, n);
-		if (err != MS_OK) {
-			goto out;
-		}
-	}
-	err = ms_cms_digest_final(d, digest, MS_HASH_MAX_SIZE, digest_len);
-out:
-	ms_cms_digest_free(d);
-	free(buf);
-	return err;
+	ms_cli_modfile_why(mf, err, why, sizeof(why));
+	ms_cli_error("%s: %s", mf->err_path != NULL ? mf->err_path : path, why);
 }
 
 static ms_err
@@ -91,11 +37,13 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
 		return MS_E_ARG;
 	}
 	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, &fail);
-	if (err == MS_E_ARG) {
-		ms_cli_error("%s: is a symbolic link or directory; not replaced", path);
+	if (err == MS_E_ARG && fail.sys_errno == ELOOP) {
+		ms_cli_error("%s: is a symbolic link; not written through: remove it", path);
 	} else if (err != MS_OK) {
-		ms_cli_error("%s: %s: %s", path, fail.op != NULL ? fail.op : "write",
-			     fail.sys_errno != 0 ? strerror(fail.sys_errno) : ms_err_str(err));
+		char why[512];
+
+		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
+		ms_cli_error("%s: %s%s", path, why, err == MS_E_ARG ? "; not replaced" : "");
 	}
 	return err;
 }
@@ -135,7 +83,7 @@ ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w)
 {
 	struct ms_signer *sg = job->signer;
 	const struct ms_signer_req req = {
-		.alg = job->hash, .digest = w->digest, .digest_len = w->digest_len, .label = w->path,
+		.alg = job->hash, .digest = w->digest.d, .digest_len = w->digest.len, .label = w->path,
 	};
 	uint8_t raw[MS_SIG_MAX];
 	uint8_t sig[MS_SIG_MAX + 16];
@@ -206,7 +154,11 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	if (err != MS_OK || w->skipped) {
 		return err;
 	}
-	return hash_module(w->mf, path, w->payload_len, job->hash, w->digest, &w->digest_len);
+	err = ms_cli_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest, NULL);
+	if (err != MS_OK) {
+		say_modfile(w->mf, path, err);
+	}
+	return err;
 }
 
 ms_err
@@ -263,8 +215,10 @@ ms_cli_raw_sig(const struct ms_opts *o)
 	ms_modfile_init(&mf);
 	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &sig, &sig_len, &fail);
 	if (err != MS_OK) {
-		ms_cli_error("%s: %s: %s", o->raw_sig_path, fail.op != NULL ? fail.op : "read",
-			     fail.sys_errno != 0 ? strerror(fail.sys_errno) : ms_err_str(err));
+		char why[512];
+
+		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
+		ms_cli_error("%s: %s", o->raw_sig_path, why);
 		goto out;
 	}
 	err = ms_cms_signed_data_check(sig, sig_len);

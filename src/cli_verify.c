@@ -10,7 +10,6 @@
 
 #include "cli_inspect.h"
 
-#define READ_CHUNK (256 * 1024)
 #define WHY_LEN 512
 #define NAME_LEN 512
 
@@ -44,7 +43,6 @@ static const char help_text[] =
 struct vjob {
 	struct ms_cms_cert *certs[MS_INSPECT_CERTS_MAX];
 	size_t n_certs;
-	uint8_t *buf;		/* READ_CHUNK bytes */
 	unsigned n_ok, n_unverified, n_fail;
 };
 
@@ -57,53 +55,25 @@ say_fail(struct vjob *j, const char *path, const char *why)
 
 /* Digest of every byte before the PKCS#7 blob, for each hash the signers use. */
 static ms_err
-hash_payload(struct vjob *j, struct ms_sigmod *m, struct ms_pkcs7_digest *dg, size_t *n_dg,
-	     char *why, size_t why_cap)
+hash_payload(struct ms_sigmod *m, struct ms_pkcs7_digest *dg, size_t *n_dg, char *why,
+	     size_t why_cap)
 {
 	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
-	struct ms_cms_digest *d[MS_PKCS7_SIGNERS_MAX] = { NULL };
-	uint64_t left = m->layout.payload_len;
 	size_t n = ms_pkcs7_digest_algs(&m->msg, algs, MS_PKCS7_SIGNERS_MAX);
-	size_t i, got = 0;
-	ms_err err = MS_OK;
+	size_t bad = 0;
+	ms_err err;
 
 	*n_dg = 0;
-	for (i = 0; i < n && err == MS_OK; i++) {
-		err = ms_cms_digest_new(algs[i], &d[i]);
-		if (err == MS_E_UNSUPPORTED) {
-			snprintf(why, why_cap, "%s digests are not available in this build "
-				 "(its mbedTLS has no SHA-3)", ms_cms_hash_name(algs[i]));
-		} else if (err != MS_OK) {
-			snprintf(why, why_cap, "%s", ms_err_str(err));
-		}
-	}
-	while (err == MS_OK && left > 0) {
-		size_t want = left > READ_CHUNK ? READ_CHUNK : (size_t)left;
-
-		err = ms_modfile_read(&m->mf, j->buf, want, &got);
-		if (err == MS_OK && got == 0) {
-			err = MS_E_CHANGED;
-		}
-		if (err != MS_OK) {
-			ms_cli_modfile_why(&m->mf, err, why, why_cap);
-			break;
-		}
-		for (i = 0; i < n && err == MS_OK; i++) {
-			err = ms_cms_digest_update(d[i], j->buf, got);
-		}
-		left -= got;
-	}
-	for (i = 0; i < n && err == MS_OK; i++) {
-		dg[i].alg = algs[i];
-		err = ms_cms_digest_final(d[i], dg[i].d, sizeof(dg[i].d), &dg[i].len);
-	}
-	if (err == MS_OK) {
-		*n_dg = n;
-	} else if (why[0] == '\0') {
+	err = ms_cli_payload_digest(&m->mf, m->layout.payload_len, algs, n, dg, &bad);
+	if (err == MS_E_UNSUPPORTED) {
+		snprintf(why, why_cap, "%s digests are not available in this build "
+			 "(its mbedTLS has no SHA-3)", ms_cms_hash_name(algs[bad]));
+	} else if (err == MS_E_IO || err == MS_E_CHANGED) {
+		ms_cli_modfile_why(&m->mf, err, why, why_cap);
+	} else if (err != MS_OK) {
 		snprintf(why, why_cap, "cannot hash the module: %s", ms_err_str(err));
-	}
-	for (i = 0; i < n; i++) {
-		ms_cms_digest_free(d[i]);
+	} else {
+		*n_dg = n;
 	}
 	return err;
 }
@@ -287,7 +257,7 @@ verify_one(struct vjob *j, const char *path)
 		say_fail(j, path, why);
 		goto out;
 	}
-	if (hash_payload(j, &m, dg, &n_dg, why, sizeof(why)) != MS_OK) {
+	if (hash_payload(&m, dg, &n_dg, why, sizeof(why)) != MS_OK) {
 		say_fail(j, path, why);
 		goto out;
 	}
@@ -325,11 +295,6 @@ ms_cli_verify(int argc, char **argv)
 		ms_cli_error("no modules to verify");
 		goto out;
 	}
-	j.buf = malloc(READ_CHUNK);
-	if (j.buf == NULL) {
-		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
-		goto out;
-	}
 	if (j.n_certs == 0) {
 		ms_cli_warn("no -c certificate: signers are not verified, only the structure "
 			    "and the payload digest (UNVERIFIED lines)");
@@ -343,7 +308,6 @@ ms_cli_verify(int argc, char **argv)
 			j.n_unverified, j.n_fail);
 	}
 out:
-	free(j.buf);
 	ms_cli_list_free(&list);
 	for (i = 0; i < j.n_certs; i++) {
 		ms_cms_cert_free(j.certs[i]);

@@ -82,25 +82,26 @@ check_target(struct ms_atomic *a)
 		}
 		return fail(a, "lstat", errno, MS_E_IO);
 	}
+	if (S_ISREG(st.st_mode)) {
+		return MS_OK;
+	}
+	a->file_type = st.st_mode & S_IFMT;
 	if (S_ISLNK(st.st_mode)) {
 		return fail(a, "open", ELOOP, MS_E_ARG);
 	}
 	if (S_ISDIR(st.st_mode)) {
 		return fail(a, "open", EISDIR, MS_E_ARG);
 	}
-	if (!S_ISREG(st.st_mode)) {
-		return fail(a, "open", EINVAL, MS_E_ARG);
-	}
-	return MS_OK;
+	return fail(a, "open", EINVAL, MS_E_ARG);
 }
 
-/* Split @target into its directory (written to @tmp_path) and a->base, open the directory. */
+/* Split @target into its directory and a->base, and open the directory. */
 static ms_err
-open_dir(struct ms_atomic *a, const char *target, char *tmp_path, size_t tmp_cap)
+open_dir(struct ms_atomic *a, const char *target)
 {
 	const char *slash = strrchr(target, '/');
 	size_t prefix_len = 0;
-	const char *dir = ".";
+	char dir[PATH_MAX] = ".";
 
 	if (slash != NULL) {
 		prefix_len = (size_t)(slash - target) + 1;	/* keeps the '/' */
@@ -109,13 +110,12 @@ open_dir(struct ms_atomic *a, const char *target, char *tmp_path, size_t tmp_cap
 	if (a->base[0] == '\0' || strcmp(a->base, ".") == 0 || strcmp(a->base, "..") == 0) {
 		return fail(a, "open", EISDIR, MS_E_ARG);
 	}
-	if (prefix_len + sizeof(a->tmp_name) > tmp_cap) {
+	if (prefix_len >= sizeof(dir)) {
 		return fail(a, "open", ENAMETOOLONG, MS_E_ARG);
 	}
-	memcpy(tmp_path, target, prefix_len);
-	tmp_path[prefix_len] = '\0';
 	if (prefix_len > 0) {
-		dir = tmp_path;
+		memcpy(dir, target, prefix_len);
+		dir[prefix_len] = '\0';
 	}
 	do {
 		a->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -127,18 +127,15 @@ open_dir(struct ms_atomic *a, const char *target, char *tmp_path, size_t tmp_cap
 }
 
 ms_err
-ms_atomic_begin(struct ms_atomic *a, const char *target, char *tmp_path, size_t tmp_cap)
+ms_atomic_begin(struct ms_atomic *a, const char *target)
 {
 	ms_err err = MS_E_INTERNAL;
-	size_t prefix_len = 0;
 	unsigned int i;
 
-	if (a == NULL || target == NULL || tmp_path == NULL || tmp_cap == 0 ||
-	    a->dir_fd != -1 || a->fd != -1) {
+	if (a == NULL || target == NULL || a->dir_fd != -1 || a->fd != -1) {
 		return MS_E_ARG;
 	}
-	tmp_path[0] = '\0';
-	err = open_dir(a, target, tmp_path, tmp_cap);
+	err = open_dir(a, target);
 	if (err != MS_OK) {
 		goto out;
 	}
@@ -146,7 +143,6 @@ ms_atomic_begin(struct ms_atomic *a, const char *target, char *tmp_path, size_t 
 	if (err != MS_OK) {
 		goto out;
 	}
-	prefix_len = strlen(tmp_path);
 	for (i = 0; i < TMP_TRIES; i++) {
 		err = tmp_name_make(a, i);
 		if (err != MS_OK) {
@@ -168,13 +164,10 @@ ms_atomic_begin(struct ms_atomic *a, const char *target, char *tmp_path, size_t 
 		err = fail(a, "open", EEXIST, MS_E_IO);
 		goto out;
 	}
-	/* open_dir() left room for the prefix and any name. */
-	memcpy(tmp_path + prefix_len, a->tmp_name, strlen(a->tmp_name) + 1);
 	err = MS_OK;
 out:
 	if (err != MS_OK) {
 		ms_atomic_abort(a);
-		tmp_path[0] = '\0';
 	}
 	return err;
 }
@@ -262,14 +255,13 @@ ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode
 {
 	ms_err err = MS_E_INTERNAL;
 	struct ms_atomic a = MS_ATOMIC_INIT;
-	char tmp_path[PATH_MAX];
 
 	a.op = "open";
 	if (path == NULL || (p == NULL && len > 0)) {
 		err = fail(&a, "open", EINVAL, MS_E_ARG);
 		goto out;
 	}
-	err = ms_atomic_begin(&a, path, tmp_path, sizeof(tmp_path));
+	err = ms_atomic_begin(&a, path);
 	if (err != MS_OK) {
 		goto out;
 	}
@@ -291,6 +283,7 @@ out:
 	if (failp != NULL) {
 		failp->op = err == MS_OK ? NULL : a.op;
 		failp->sys_errno = err == MS_OK ? 0 : a.sys_errno;
+		failp->file_type = err == MS_OK ? 0 : a.file_type;
 	}
 	ms_atomic_abort(&a);
 	return err;

@@ -35,8 +35,6 @@ ms_modfile_init(struct ms_modfile *mf)
 	}
 	memset(mf, 0, sizeof(*mf));
 	mf->fd = -1;
-	mf->tmp_fd = -1;
-	mf->tmp_path[0] = '\0';
 }
 
 /* Another run replacing the module again and again is given up on after this. */
@@ -97,6 +95,7 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		} while (fd < 0 && errno == EINTR);
 		if (fd < 0 && errno == ELOOP) {
+			mf->file_type = S_IFLNK;
 			err = mf_fail(mf, "open", ELOOP, MS_E_ARG);
 			goto out;
 		}
@@ -134,12 +133,9 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 			goto out;
 		}
 	}
-	if (S_ISDIR(st.st_mode)) {
-		err = mf_fail(mf, "open", EISDIR, MS_E_ARG);
-		goto out;
-	}
 	if (!S_ISREG(st.st_mode)) {
-		err = mf_fail(mf, "open", EINVAL, MS_E_ARG);
+		mf->file_type = st.st_mode & S_IFMT;
+		err = mf_fail(mf, "open", S_ISDIR(st.st_mode) ? EISDIR : EINVAL, MS_E_ARG);
 		goto out;
 	}
 	if (st.st_size <= 0) {
@@ -159,6 +155,7 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 	mf->op = NULL;
 	mf->err_path = NULL;
 	mf->sys_errno = 0;
+	mf->file_type = 0;
 	err = MS_OK;
 out:
 	if (fd >= 0) {
@@ -216,6 +213,19 @@ ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *n)
 	return MS_OK;
 }
 
+ms_err
+ms_modfile_rewind(struct ms_modfile *mf)
+{
+	if (mf == NULL) {
+		return MS_E_ARG;
+	}
+	if (mf->fd < 0) {
+		return mf_fail(mf, "read", EBADF, MS_E_ARG);
+	}
+	mf->read_off = 0;
+	return MS_OK;
+}
+
 /*
  * The kernel (kernel/module/signing.c module_sig_check) looks for the
  * marker only when the file is longer than the marker; with the marker,
@@ -261,15 +271,6 @@ ms_modfile_clear(struct ms_modfile *mf)
 	if (mf == NULL) {
 		return;
 	}
-	if (mf->tmp_fd >= 0) {
-		(void)close(mf->tmp_fd);
-	}
-	mf->tmp_fd = -1;
-	/* Only set while ms_modfile_write_signed() owns the temp file. */
-	if (mf->tmp_path[0] != '\0') {
-		(void)unlink(mf->tmp_path);
-	}
-	mf->tmp_path[0] = '\0';
 	if (mf->fd >= 0) {
 		(void)close(mf->fd);	/* releases the flock */
 	}

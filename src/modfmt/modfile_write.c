@@ -179,6 +179,7 @@ static ms_err
 take_atomic_fail(struct ms_modfile *mf, const struct ms_atomic *a, const char *target,
 		 ms_err err)
 {
+	mf->file_type = a->file_type;
 	return wf_fail(mf, a->op != NULL ? a->op : "write", target, a->sys_errno, err);
 }
 
@@ -198,13 +199,12 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 	target = in_place ? mf->path : dest;
 	/* st_size <= MS_MOD_SIZE_MAX was checked at open. */
 	if (mf->fd < 0 || target == NULL || mf->st.st_size <= 0 || prefix_len == 0 ||
-	    prefix_len > (uint64_t)mf->st.st_size || (tail == NULL && n_tail != 0) ||
-	    mf->tmp_path[0] != '\0') {
+	    prefix_len > (uint64_t)mf->st.st_size || (tail == NULL && n_tail != 0)) {
 		err = wf_fail(mf, "write", target, EINVAL, MS_E_ARG);
 		goto out;
 	}
 	a.dir_sync_later = mode == MS_WRITE_REPLACE_DIR_SYNC_LATER;
-	err = ms_atomic_begin(&a, target, mf->tmp_path, sizeof(mf->tmp_path));
+	err = ms_atomic_begin(&a, target);
 	if (err != MS_OK) {
 		err = take_atomic_fail(mf, &a, target, err);
 		goto out;
@@ -241,7 +241,6 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 	mf->sys_errno = 0;
 out:
 	ms_atomic_abort(&a);	/* removes the temp file unless renamed */
-	mf->tmp_path[0] = '\0';
 	return err;
 }
 

@@ -66,10 +66,11 @@ enum ms_write_mode {
 };
 
 /*
- * One module being signed. Owns its file descriptors and temp file; the
- * caller owns the struct (ms_modfile_init/ms_modfile_clear). On failure,
- * @op names the failing call ("open", "rename", ...), @err_path the file it
- * was about and @sys_errno the errno (0 when not a system error).
+ * One module being signed. Owns its file descriptor; the caller owns the
+ * struct (ms_modfile_init/ms_modfile_clear). On failure, @op names the
+ * failing call ("open", "rename", ...), @err_path the file it was about,
+ * @sys_errno the errno (0 when not a system error) and, when a file was
+ * refused for its type (MS_E_ARG), @file_type its S_IFMT bits.
  */
 struct ms_modfile {
 	const char *path;	/* caller's string, must outlive the struct */
@@ -79,8 +80,7 @@ struct ms_modfile {
 	const char *op;
 	const char *err_path;
 	int sys_errno;
-	char tmp_path[4096];	/* temp file while writing, "" otherwise */
-	int tmp_fd;
+	mode_t file_type;
 	bool held;		/* st's inode is in this process's held set (held.c) */
 };
 
@@ -98,11 +98,18 @@ void ms_modfile_init(struct ms_modfile *mf);
 ms_err ms_modfile_open(struct ms_modfile *mf, const char *path) MS_MUST_CHECK;
 
 /**
- * ms_modfile_read() - next bytes of the module from the start, for hashing;
- * *@n == 0 at the end. The size read must equal the size at open, else
- * MS_E_CHANGED.
+ * ms_modfile_read() - next bytes of the module, from its first byte after
+ * ms_modfile_open() or ms_modfile_rewind(), for hashing; *@n == 0 at the
+ * end. The size read must equal the size at open, else MS_E_CHANGED.
  */
 ms_err ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *n) MS_MUST_CHECK;
+
+/**
+ * ms_modfile_rewind() - the next ms_modfile_read() starts again from the
+ * module's first byte.
+ * Return: MS_OK, MS_E_ARG (not open).
+ */
+ms_err ms_modfile_rewind(struct ms_modfile *mf) MS_MUST_CHECK;
 
 /**
  * ms_modfile_sig_state() - whether the module already ends with a signature.
@@ -138,10 +145,11 @@ ms_err ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest,
 /** ms_modfile_clear() - close descriptors, remove a leftover temp file. */
 void ms_modfile_clear(struct ms_modfile *mf);
 
-/* Where a failed small-file write went wrong. */
+/* Where a failed small-file read or write went wrong (@file_type as in ms_modfile). */
 struct ms_file_fail {
 	const char *op;
 	int sys_errno;
+	mode_t file_type;
 };
 
 /**

@@ -37,6 +37,7 @@ struct ms_atomic {
 	char tmp_name[NAME_MAX + 1];	/* temp file name inside dir_fd, "" when none */
 	const char *op;
 	int sys_errno;
+	mode_t file_type;	/* S_IFMT of a target refused for its type */
 };
 
 #define MS_ATOMIC_INIT { .dir_fd = -1, .fd = -1 }
@@ -45,12 +46,11 @@ struct ms_atomic {
  * ms_atomic_begin() - open the directory of @target, refuse an existing
  * @target that is a symlink (MS_E_ARG, ELOOP), a directory (EISDIR) or
  * not a regular file (EINVAL), then create the temp file with O_EXCL and
- * mode 0600. The full temp path is written to @tmp_path (@tmp_cap bytes).
+ * mode 0600.
  * @target must outlive @a. @a must be MS_ATOMIC_INIT.
  * Return: MS_OK, MS_E_ARG, MS_E_IO. On failure nothing is left on disk.
  */
-ms_err ms_atomic_begin(struct ms_atomic *a, const char *target, char *tmp_path,
-		       size_t tmp_cap) MS_MUST_CHECK;
+ms_err ms_atomic_begin(struct ms_atomic *a, const char *target) MS_MUST_CHECK;
 
 /** ms_atomic_write() - all @len bytes to the temp file. Return: MS_OK, MS_E_IO. */
 ms_err ms_atomic_write(struct ms_atomic *a, const uint8_t *p, size_t len) MS_MUST_CHECK;

@@ -55,7 +55,7 @@ ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
 		   struct ms_file_fail *fail)
 {
 	ms_err err = MS_E_INTERNAL;
-	struct ms_file_fail ignored = { NULL, 0 };
+	struct ms_file_fail ignored = { NULL, 0, 0 };
 	struct ms_file_fail *f = fail != NULL ? fail : &ignored;
 	struct stat st;
 	int fd = -1;
@@ -65,6 +65,7 @@ ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
 
 	f->op = NULL;
 	f->sys_errno = 0;
+	f->file_type = 0;
 	if (path == NULL || out == NULL || out_len == NULL) {
 		return rs_fail(f, "open", EINVAL, MS_E_ARG);
 	}
@@ -82,11 +83,12 @@ ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
 		err = rs_fail(f, "fstat", errno, MS_E_IO);
 		goto out;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		err = rs_fail(f, "open", EISDIR, MS_E_ARG);
+	if (!S_ISREG(st.st_mode)) {
+		f->file_type = st.st_mode & S_IFMT;
+		err = rs_fail(f, "open", S_ISDIR(st.st_mode) ? EISDIR : EINVAL, MS_E_ARG);
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < 0) {
+	if (st.st_size < 0) {
 		err = rs_fail(f, "open", EINVAL, MS_E_ARG);
 		goto out;
 	}

@@ -530,7 +530,7 @@ if [ -f "$SHIM" ]; then
 	bg_pid=""
 	t_check "replaced during the run, single: caught modsign holding the module" test $caught = yes
 	expect_fail "replaced during the run, single: exit 1, named as changed" 1 \
-		"$T/rep/m.ko: changed while being signed"
+		"$T/rep/m.ko: changed by another process"
 	t_check "replaced during the run, single: the replacement left as written" same "$T/other.ko" "$T/rep/m.ko"
 	no_temps "replaced during the run, single: no temporary file left" "$T/rep"
 
@@ -560,7 +560,7 @@ if [ -f "$SHIM" ]; then
 	t_check "changed during the run, -b: caught modsign holding each module" test "$caught" = " 1 2 3"
 	bad=""
 	for n in 1 2 3; do
-		grep -q "$T/rep/mod00$n.ko: changed while being signed" "$T/out" || bad="$bad mod00$n"
+		grep -q "$T/rep/mod00$n.ko: changed by another process" "$T/out" || bad="$bad mod00$n"
 	done
 	if [ "$rc" -eq 1 ] && [ -z "$bad" ]; then
 		t_pass "changed during the run, -b: exit 1, each named as changed"

@@ -49,7 +49,6 @@ MS_TEST(modfmt_write_fails_midway)
 		CHECK(mf.sys_errno == EFBIG);
 		CHECK(mf.err_path == fx.path);
 		CHECK(strcmp(mf.op, "write") == 0 || strcmp(mf.op, "copy_file_range") == 0);
-		CHECK(mf.tmp_path[0] == '\0');
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
 		CHECK(tm_count(d) == 1);

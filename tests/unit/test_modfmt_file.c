@@ -38,7 +38,7 @@ MS_TEST(modfmt_open_regular)
 	tm_join(path, d, "a.ko");
 	p = make_module(path, 1234, 0, &len);
 	ms_modfile_init(&mf);
-	CHECK(mf.fd == -1 && mf.tmp_fd == -1 && mf.tmp_path[0] == '\0');
+	CHECK(mf.fd == -1);
 	CHECK(ms_modfile_open(&mf, path) == MS_OK);
 	CHECK(mf.fd >= 0);
 	CHECK(mf.st.st_size == 1234);
@@ -126,7 +126,14 @@ MS_TEST(modfmt_open_empty_and_fifo_refused)
 	tm_join(path, d, "fifo.ko");
 	CHECK(mkfifo(path, 0600) == 0);
 	CHECK(ms_modfile_open(&mf, path) == MS_E_ARG);
-	CHECK(mf.sys_errno == EINVAL);
+	CHECK(mf.sys_errno == EINVAL && mf.file_type == S_IFIFO);
+	ms_modfile_clear(&mf);
+	/* /dev/null: a character device, said so. */
+	CHECK(ms_modfile_open(&mf, "/dev/null") == MS_E_ARG);
+	CHECK(mf.sys_errno == EINVAL && mf.file_type == S_IFCHR);
+	ms_modfile_clear(&mf);
+	CHECK(ms_modfile_open(&mf, d) == MS_E_ARG);
+	CHECK(mf.sys_errno == EISDIR && mf.file_type == S_IFDIR);
 	ms_modfile_clear(&mf);
 	tm_done();
 }
@@ -163,7 +170,13 @@ MS_TEST(modfmt_read_whole)
 		/* Still the end when asked again. */
 		CHECK(ms_modfile_read(&mf, buf, caps[c], &n) == MS_OK && n == 0);
 		CHECK(ms_modfile_read(&mf, buf, 0, &n) == MS_E_ARG);
+		/* From the first byte again after a rewind. */
+		CHECK(ms_modfile_rewind(&mf) == MS_OK);
+		CHECK(ms_modfile_read(&mf, buf, caps[c], &n) == MS_OK);
+		CHECK(n == (caps[c] < len ? caps[c] : len));
+		CHECK_EQ_BYTES(buf, p, n);
 		ms_modfile_clear(&mf);
+		CHECK(ms_modfile_rewind(&mf) == MS_E_ARG);
 	}
 	free(buf);
 	free(p);
@@ -296,7 +309,9 @@ MS_TEST(modfmt_read_small_errors)
 	tm_join(path, d, "fifo");
 	CHECK(mkfifo(path, 0600) == 0);
 	CHECK(ms_file_read_small(path, 4096, &out, &out_len, &f) == MS_E_ARG);
-	CHECK(f.sys_errno == EINVAL);
+	CHECK(f.sys_errno == EINVAL && f.file_type == S_IFIFO);
+	CHECK(ms_file_read_small("/dev/null", 4096, &out, &out_len, &f) == MS_E_ARG);
+	CHECK(f.sys_errno == EINVAL && f.file_type == S_IFCHR);
 	CHECK(ms_file_read_small(NULL, 4096, &out, &out_len, &f) == MS_E_ARG);
 	CHECK(ms_file_read_small(path, 4096, NULL, &out_len, &f) == MS_E_ARG);
 	tm_done();

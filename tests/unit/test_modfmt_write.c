@@ -23,7 +23,6 @@ MS_TEST(modfmt_write_in_place)
 
 		tm_fixture_make(&fx, d, "a.ko", modes[i]);
 		CHECK(tm_sign(&fx, &mf, NULL) == MS_OK);
-		CHECK(mf.tmp_path[0] == '\0');
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 		CHECK(tm_mode_of(fx.path) == modes[i]);

@@ -83,7 +83,6 @@ MS_TEST(strip_in_place_and_dest)
 		/* In place: byte for byte the module before signing, same mode. */
 		open_mod(&mf, fx.path);
 		CHECK(ms_mod_strip(&mf, NULL, &why) == MS_OK);
-		CHECK(mf.tmp_path[0] == '\0');
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
 		CHECK(tm_mode_of(fx.path) == modes[i]);
