@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cms/pkcs7.h"
 #include "modfmt/modfmt.h"
 
 #define RAW_SIG_MAX (64 * 1024)
@@ -206,6 +207,8 @@ ms_cli_raw_sig(const struct ms_opts *o)
 	struct ms_file_fail fail = { 0 };
 	struct ms_job job = { .opts = o };	/* no key, no certificate: policy only */
 	struct ms_modfile mf;
+	struct ms_pkcs7 msg;
+	const char *why = NULL;
 	uint8_t *sig = NULL;
 	size_t sig_len = 0;
 	uint64_t payload_len = 0;
@@ -221,10 +224,10 @@ ms_cli_raw_sig(const struct ms_opts *o)
 		ms_cli_error("%s: %s", o->raw_sig_path, why);
 		goto out;
 	}
-	err = ms_cms_signed_data_check(sig, sig_len);
+	/* The parser and the module rules of `verify`, so its reason too. */
+	err = ms_pkcs7_parse_module(sig, sig_len, &msg, &why);
 	if (err != MS_OK) {
-		ms_cli_error("%s: not a DER PKCS#7 SignedData with detached content; nothing "
-			     "appended", o->raw_sig_path);
+		ms_cli_error("%s: PKCS#7: %s; nothing appended", o->raw_sig_path, why);
 		goto out;
 	}
 	err = ms_modfile_open(&mf, o->module);

@@ -191,13 +191,4 @@ struct ms_cms_signer {
 ms_err ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
 				 size_t *out_len) MS_MUST_CHECK;
 
-/**
- * ms_cms_signed_data_check() - check that @p is exactly one strict DER
- * ContentInfo of type signedData whose content is a SignedData SEQUENCE
- * with detached (absent) eContent, as `-s` must append. Parses untrusted
- * input.
- * Return: MS_OK, MS_E_MALFORMED.
- */
-ms_err ms_cms_signed_data_check(const uint8_t *p, size_t len) MS_MUST_CHECK;
-
 #endif

@@ -86,6 +86,18 @@ ms_err ms_pkcs7_parse(const uint8_t *p, size_t len, struct ms_pkcs7 *out,
  */
 ms_err ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why) MS_MUST_CHECK;
 
+/**
+ * ms_pkcs7_parse_module() - ms_pkcs7_parse() then ms_pkcs7_check_module():
+ * whether @p, @len is a PKCS#7 the kernel takes as a module signature in
+ * form (the signatures are not checked). What `-s` appends, judged with
+ * the same parser and rules, and so the same reasons, as `verify`.
+ * @out:	filled as ms_pkcs7_parse() fills it; unspecified on failure.
+ * @why:	on failure the static reason either function gives; may be NULL.
+ * Return: MS_OK or the error of the step that failed.
+ */
+ms_err ms_pkcs7_parse_module(const uint8_t *p, size_t len, struct ms_pkcs7 *out,
+			     const char **why) MS_MUST_CHECK;
+
 /** ms_pkcs7_sig_alg_name() - "rsa" or "ecdsa", as the kernel names them. */
 const char *ms_pkcs7_sig_alg_name(enum ms_key_type type);
 

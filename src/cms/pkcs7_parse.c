@@ -650,6 +650,18 @@ ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why)
 	return MS_OK;
 }
 
+ms_err
+ms_pkcs7_parse_module(const uint8_t *p, size_t len, struct ms_pkcs7 *out, const char **why)
+{
+	ms_err err;
+
+	err = ms_pkcs7_parse(p, len, out, why);
+	if (err != MS_OK) {
+		return err;
+	}
+	return ms_pkcs7_check_module(out, why);
+}
+
 const char *
 ms_pkcs7_sig_alg_name(enum ms_key_type type)
 {

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Fuzz target: the PKCS#7 parser `modsign verify`, `info` and --replace
- * use (ms_pkcs7_parse, ms_pkcs7_check_module), then, when it parses, the
- * verification of every signer (ms_pkcs7_verify) against the TEST-ONLY
- * certificates of tests/data and the message's own certificates.
+ * Fuzz target: the PKCS#7 parser `modsign verify`, `info`, --replace and
+ * `-s` use (ms_pkcs7_parse, ms_pkcs7_check_module, ms_pkcs7_parse_module),
+ * then, when it parses, the verification of every signer (ms_pkcs7_verify)
+ * against the TEST-ONLY certificates of tests/data and the message's own
+ * certificates.
+ *
+ * Oracle beyond the sanitizers: `-s` (ms_pkcs7_parse_module) refuses
+ * exactly what `verify` refuses, for the same reason.
  *
  * Input: one flags byte, 64 bytes of digest material when FLAG_DIGEST_BYTES
  * is set, then the PKCS#7 blob.
@@ -187,6 +191,18 @@ verify(const struct ms_pkcs7 *m, unsigned flags, const uint8_t *material)
 	}
 }
 
+/* `-s` takes what verify's parse and module rules (@err, @why) take, and says why not alike. */
+static void
+same_as_raw_sig_check(const uint8_t *p, size_t len, ms_err err, const char *why)
+{
+	struct ms_pkcs7 m;
+	const char *why2 = NULL;
+
+	if (ms_pkcs7_parse_module(p, len, &m, &why2) != err || why2 != why) {
+		fuzz_die("-s and verify disagree on a PKCS#7");
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -217,14 +233,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (why == NULL && err != MS_E_ARG) {
 			fuzz_die("ms_pkcs7_parse: failure without a reason");
 		}
+		same_as_raw_sig_check(data, size, err, why);
 		return 0;
 	}
 	check_parsed(&m, data, size);
 	describe_signers(&m);
 	why = NULL;
-	if (ms_pkcs7_check_module(&m, &why) != MS_OK && why == NULL) {
+	err = ms_pkcs7_check_module(&m, &why);
+	if (err != MS_OK && why == NULL) {
 		fuzz_die("ms_pkcs7_check_module: failure without a reason");
 	}
+	same_as_raw_sig_check(data, size, err, why);
 	verify(&m, flags, material);
 	return 0;
 }

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 signed_data_check cert key list uri pin agent xz zstd gzip; do
+for t in trailer pkcs7 cert key list uri pin agent xz zstd gzip; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -delete
 done
@@ -37,11 +37,12 @@ head -c 64 /dev/zero | seed_trailer unsigned
 { le64 40; trailer 0 0 2 0; } >"$C/trailer/trailer-only"
 
 # pkcs7: flags (1: digests of mod.bin, 2: message certificates, 4: 64 digest
-# bytes follow, 8: drop a digest), then the blob.
+# bytes follow, 8: drop a digest), then the blob. The flags-0 copies are the
+# seeds of the former signed_data_check target (-s), which this one absorbed.
 for f in $D/cms/*.p7s $D/pkcs7/*.p7s; do
 	n=$(basename "$f" .p7s)
 	{ printf '\001'; cat "$f"; } >"$C/pkcs7/$n"
-	cp "$f" "$C/signed_data_check/$n"
+	{ printf '\000'; cat "$f"; } >"$C/pkcs7/$n-flags0"
 done
 { printf '\003'; cat $D/cms/openssl-certs.p7s; } >"$C/pkcs7/openssl-certs-own"
 { printf '\003'; cat $D/pkcs7/ec384-certs.p7s; } >"$C/pkcs7/ec384-certs-own"

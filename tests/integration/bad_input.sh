@@ -123,7 +123,7 @@ expect_fail "-k without subjectKeyIdentifier" 1 "has no subjectKeyIdentifier"
 untouched "-k without SKID"
 
 run_ms -s "$T/garbage" sha256 "$cert" "$T/m.ko"
-expect_fail "-s with a file that is not DER PKCS#7" 1 "garbage: not a DER PKCS#7 SignedData"
+expect_fail "-s with a file that is not DER PKCS#7" 1 "garbage: PKCS#7: not one DER SEQUENCE"
 run_ms -s "$T/nosig.p7s" sha256 "$cert" "$T/m.ko"
 expect_fail "-s with a missing file" 1 "nosig.p7s.*No such file"
 untouched "-s with bad input"

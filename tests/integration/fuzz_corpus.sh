@@ -24,7 +24,6 @@ common="src/common/*.c"
 srcs_for() {
 	case $1 in
 	trailer) echo src/modfmt/*.c $common ;;
-	signed_data_check) echo src/cms/*.c $common ;;
 	pkcs7 | cert) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
 	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/modfmt/*.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c $common ;;

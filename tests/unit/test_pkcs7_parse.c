@@ -148,6 +148,27 @@ MS_TEST(pkcs7_parse_truncations)
 	check_truncations("pkcs7/rsa2048-attrs.p7s");
 }
 
+/*
+ * What `-s` decides (ms_pkcs7_parse_module) is what `verify` decides with
+ * ms_pkcs7_parse() and ms_pkcs7_check_module(), for the same reason:
+ * @err, @why are the parse's, @m its output.
+ */
+static void
+check_same_as_module_check(const uint8_t *p, size_t len, ms_err err, const struct ms_pkcs7 *m,
+			   const char *why)
+{
+	struct ms_pkcs7 m2;
+	const char *why2 = NULL;
+	ms_err err2 = ms_pkcs7_parse_module(p, len, &m2, &why2);
+
+	if (err == MS_OK) {
+		err = ms_pkcs7_check_module(m, &why);
+	}
+	CHECK(err2 == err);
+	CHECK(why2 == why);
+	CHECK(err == MS_OK || why != NULL);
+}
+
 /* Every byte changed three ways: any verdict, but no crash and spans in bounds. */
 static void
 check_corruptions(const char *file)
@@ -176,6 +197,7 @@ check_corruptions(const char *file)
 			} else {
 				CHECK(why != NULL);
 			}
+			check_same_as_module_check(t, len, err, &m, why);
 			free(t);
 		}
 	}
@@ -188,6 +210,39 @@ MS_TEST(pkcs7_parse_corruptions)
 	check_corruptions("cms/ec256-sha224-skid.p7s");
 	check_corruptions("pkcs7/two-signers.p7s");
 	check_corruptions("pkcs7/rsa2048-attrs.p7s");
+}
+
+/* The module rules -s applies, with the reasons verify prints after "PKCS#7: ". */
+MS_TEST(pkcs7_parse_module_rules)
+{
+	static const struct {
+		const char *file;
+		ms_err err;
+		const char *why;
+	} cases[] = {
+		{ "cms/rsa2048-sha256.p7s", MS_OK, NULL },
+		{ "cms/ec384-sha384-skid.p7s", MS_OK, NULL },
+		{ "cms/rsa2048-sha3-512-skid.p7s", MS_OK, NULL },
+		{ "cms/openssl-certs.p7s", MS_OK, NULL },
+		{ "pkcs7/two-signers.p7s", MS_OK, NULL },
+		{ "pkcs7/rsa2048-attrs.p7s", MS_E_MALFORMED, "has signed attributes (authattrs)" },
+		{ "pkcs7/attached.p7s", MS_E_MALFORMED,
+		  "not detached: the PKCS#7 carries its content" },
+		{ "cms/mod.bin", MS_E_MALFORMED,
+		  "not one DER SEQUENCE (truncated, BER or trailing bytes)" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ms_pkcs7 m;
+		const char *why = "unset";
+		size_t len = 0;
+		uint8_t *p = cms_read(cases[i].file, &len);
+
+		CHECK(ms_pkcs7_parse_module(p, len, &m, &why) == cases[i].err);
+		CHECK(cases[i].why == NULL ? why == NULL : strcmp(why, cases[i].why) == 0);
+		CHECK(ms_pkcs7_parse_module(p, len, &m, NULL) == cases[i].err);
+		free(p);
+	}
 }
 
 MS_TEST(pkcs7_parse_ber_and_trailing)
@@ -240,6 +295,7 @@ parse_built(struct p7_msg *m, const char **why, struct ms_pkcs7 *out)
 	CHECK(copy != NULL);
 	memcpy(copy, buf, len);
 	err = ms_pkcs7_parse(copy, len, out, why);
+	check_same_as_module_check(copy, len, err, out, *why);
 	free(copy);
 	return err;
 }
