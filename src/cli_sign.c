@@ -208,7 +208,7 @@ ms_cli_raw_sig(const struct ms_opts *o)
 	struct ms_job job = { .opts = o };	/* no key, no certificate: policy only */
 	struct ms_modfile mf;
 	struct ms_pkcs7 msg;
-	const char *why = NULL;
+	const char *rule = NULL;
 	uint8_t *sig = NULL;
 	size_t sig_len = 0;
 	uint64_t payload_len = 0;
@@ -225,9 +225,9 @@ ms_cli_raw_sig(const struct ms_opts *o)
 		goto out;
 	}
 	/* The parser and the module rules of `verify`, so its reason too. */
-	err = ms_pkcs7_parse_module(sig, sig_len, &msg, &why);
+	err = ms_pkcs7_parse_module(sig, sig_len, &msg, &rule);
 	if (err != MS_OK) {
-		ms_cli_error("%s: PKCS#7: %s; nothing appended", o->raw_sig_path, why);
+		ms_cli_error("%s: PKCS#7: %s; nothing appended", o->raw_sig_path, rule);
 		goto out;
 	}
 	err = ms_modfile_open(&mf, o->module);
