@@ -55,6 +55,23 @@ struct ms_p11_pubkey {
 const char *ms_p11_rv_name(unsigned long rv);
 
 /**
+ * ms_p11_uri_is() - whether @s is a pkcs11: URI as p11-kit reads one: the
+ * scheme in any case (RFC 3986, 3.1), whitespace (space, CR, LF, VT)
+ * anywhere ignored, since p11-kit deletes it before parsing. NULL is not.
+ */
+bool ms_p11_uri_is(const char *s);
+
+/**
+ * ms_p11_uri_redact() - @arg (a key or certificate argument) as a message may
+ * show it, into @out (@cap bytes, always NUL-terminated when @cap > 0,
+ * "..." at the end when cut). A pkcs11: URI is shown as p11-kit reads it
+ * (whitespace deleted), with the value of every attribute that may hold a
+ * secret (pin-value, pin-source, anything unknown) replaced by "(hidden)";
+ * anything else is copied with control bytes as '?'.
+ */
+void ms_p11_uri_redact(const char *arg, char *out, size_t cap);
+
+/**
  * ms_p11_open() - parse @uri, load the module it names (module-path= or
  * module-name=) or every module registered with p11-kit, and pick the one
  * token that matches the URI's token, slot and library attributes; open a

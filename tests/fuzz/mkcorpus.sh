@@ -94,6 +94,24 @@ printf 'pkcs11:type=secret-key' >$u/unknown-type
 printf 'pkcs11:' >$u/empty
 printf 'pkcs12:token=a' >$u/bad-scheme
 printf 'pkcs11:id=%%zz' >$u/bad-percent
+# Issue 17: repeats p11-kit reads through its whitespace deletion and aliases,
+# a decoded NUL, and an empty path attribute that turns the rest into a query.
+printf 'pkcs11:token=a; token=b' >$u/repeat-after-space
+printf 'pkcs11:token=a;token =b' >$u/repeat-space-in-name
+printf 'pkcs11:token=a;to ken=b' >$u/repeat-split-name
+printf 'pkcs11:token=a;to\nken=b' >$u/repeat-newline-in-name
+printf 'pkcs11:token=a?pin-value=1& pin-value=2' >$u/repeat-query-space
+printf 'pkcs11:token=a;pin-value=1?pin-value=2' >$u/repeat-path-and-query
+printf 'pkcs11:object-type=private;type=cert' >$u/repeat-alias-type
+printf 'pkcs11:token=a?pinfile=/a&pin-source=/b' >$u/repeat-alias-pinfile
+printf 'pkcs11:token=a?pin-value=12%%0034' >$u/nul-pin-value
+printf 'pkcs11:token=a?pin-source=file:/tmp/a%%00b' >$u/nul-pin-source
+printf 'pkcs11:token=a?pin-value=12%%0 034' >$u/nul-split-by-space
+printf 'pkcs11:id=%%00%%01;object=k' >$u/id-with-zero-byte
+printf 'pkcs11:;token=a' >$u/empty-path-piece
+printf 'pkcs11:token=a;;pin-value=1' >$u/double-semicolon
+printf ' pkcs11:token=a' >$u/leading-space
+printf 'pkcs11:token=t?module-path=/m.so;pin-value=1' >$u/pin-after-wrong-separator
 
 # pin: a mode byte (0-3: pin-source file: / file:// / path / FILE:,
 # 4: KBUILD_SIGN_PIN, 8: pin-value), then the text.

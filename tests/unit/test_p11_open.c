@@ -36,7 +36,7 @@ MS_TEST(p11_uri_rejects)
 {
 	static const char *const bad[] = {
 		"file:/etc/passwd",
-		" pkcs11:token=a",
+		"\tpkcs11:token=a",
 		"pkcs11:token=a%zz",
 		"pkcs11:token=a;token=b",
 		"pkcs11:token=a?module-path=/x&module-path=/y",
