@@ -166,13 +166,15 @@ cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
 ms_err
 ms_cli_cert_load(const char *x509, struct ms_cms_cert **out)
 {
+	char shown[MS_CLI_ARG_SHOW];
 	struct ms_file_fail fail = { 0 };
 	uint8_t *der = NULL;
 	size_t der_len = 0;
 	ms_err err;
 
 	*out = NULL;
-	if (ms_cli_is_pkcs11_uri(x509)) {
+	ms_p11_uri_redact(x509, shown, sizeof(shown));
+	if (ms_p11_uri_is(x509)) {
 		err = cert_from_token(x509, &der, &der_len);
 		if (err != MS_OK) {
 			goto out;
@@ -180,7 +182,7 @@ ms_cli_cert_load(const char *x509, struct ms_cms_cert **out)
 	} else {
 		err = ms_file_read_small(x509, CERT_FILE_MAX, &der, &der_len, &fail);
 		if (err != MS_OK) {
-			ms_cli_error("%s: %s: %s", x509, fail.op != NULL ? fail.op : "read",
+			ms_cli_error("%s: %s: %s", shown, fail.op != NULL ? fail.op : "read",
 				     fail.sys_errno != 0 ? strerror(fail.sys_errno) :
 							   ms_err_str(err));
 			goto out;
@@ -188,9 +190,9 @@ ms_cli_cert_load(const char *x509, struct ms_cms_cert **out)
 	}
 	err = ms_cms_cert_parse(der, der_len, out);
 	if (err == MS_E_UNSUPPORTED) {
-		ms_cli_error("%s: certificate key is neither RSA nor EC P-256/P-384/P-521", x509);
+		ms_cli_error("%s: certificate key is neither RSA nor EC P-256/P-384/P-521", shown);
 	} else if (err != MS_OK) {
-		ms_cli_error("%s: not a DER or PEM X.509 certificate", x509);
+		ms_cli_error("%s: not a DER or PEM X.509 certificate", shown);
 	}
 out:
 	free(der);

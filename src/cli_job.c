@@ -15,10 +15,13 @@
 
 
 static ms_err
-job_hash(struct ms_job *job, const char *name)
+job_hash(struct ms_job *job, const char *arg)
 {
-	ms_err err = ms_cms_hash_from_name(name, &job->hash);
+	char name[MS_CLI_ARG_SHOW];
+	ms_err err = ms_cms_hash_from_name(arg, &job->hash);
 
+	/* Arguments given in the wrong order may put a key URI here. */
+	ms_p11_uri_redact(arg, name, sizeof(name));
 	if (err == MS_E_UNSUPPORTED) {
 		ms_cli_error("hash %s: SHA-3 needs mbedTLS 3.5 or later; this build's mbedTLS "
 			     "has none", name);
@@ -146,21 +149,23 @@ out:
 static ms_err
 job_match(struct ms_job *job, const struct ms_opts *o)
 {
-	char subject[256];
+	char subject[256], key[MS_CLI_ARG_SHOW], x509[MS_CLI_ARG_SHOW];
 	ms_err err = ms_signer_match_cert(job->signer, job->cert);
 
 	if (err == MS_OK) {
 		return MS_OK;
 	}
 	ms_cms_cert_subject(job->cert, subject, sizeof(subject));
+	ms_p11_uri_redact(o->key, key, sizeof(key));
+	ms_p11_uri_redact(o->x509, x509, sizeof(x509));
 	if (err == MS_E_MISMATCH) {
 		ms_cli_error("key %s is not the key of certificate %s (%s): modules signed with "
-			     "it would not load", o->key, o->x509, subject);
+			     "it would not load", key, x509, subject);
 	} else {
 		char why[1200];
 
 		ms_signer_describe(job->signer, 0, why, sizeof(why));
-		ms_cli_error("checking key %s against certificate %s: %s", o->key, o->x509, why);
+		ms_cli_error("checking key %s against certificate %s: %s", key, x509, why);
 	}
 	return err;
 }
@@ -168,6 +173,7 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 ms_err
 ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 {
+	char x509[MS_CLI_ARG_SHOW];
 	ms_err err;
 
 	memset(job, 0, sizeof(*job));
@@ -182,17 +188,18 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	}
 	err = ms_cms_signer_id_encode(job->cert, o->use_skid, job->sid, sizeof(job->sid),
 				      &job->sid_len);
+	ms_p11_uri_redact(o->x509, x509, sizeof(x509));
 	if (err == MS_E_NOTFOUND) {
 		ms_cli_error("-k: certificate %s has no subjectKeyIdentifier, so the kernel "
-			     "could not find the signer", o->x509);
+			     "could not find the signer", x509);
 		return err;
 	}
 	if (err != MS_OK) {
-		ms_cli_error("%s: cannot encode the signer identifier: %s", o->x509,
+		ms_cli_error("%s: cannot encode the signer identifier: %s", x509,
 			     ms_err_str(err));
 		return err;
 	}
-	if (ms_cli_is_pkcs11_uri(o->key)) {
+	if (ms_p11_uri_is(o->key)) {
 		err = job_token_key(job, o);
 	} else {
 		err = job_file_key(job, o);

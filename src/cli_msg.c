@@ -179,9 +179,3 @@ ms_cli_warn(const char *fmt, ...)
 	vline(stderr, "modsign: warning: ", NULL, fmt, ap);
 	va_end(ap);
 }
-
-bool
-ms_cli_is_pkcs11_uri(const char *s)
-{
-	return strncmp(s, "pkcs11:", 7) == 0;
-}

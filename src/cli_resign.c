@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cms/pkcs7.h"
 #include "modfmt/strip.h"
+#include "pkcs11/p11.h"
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
@@ -106,8 +107,11 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 			return MS_OK;
 		}
 		if (err == MS_E_MISMATCH) {
+			char x509[MS_CLI_ARG_SHOW];
+
+			ms_p11_uri_redact(job->opts->x509, x509, sizeof(x509));
 			ms_cli_error("%s: already signed, but its signature does not verify against "
-				     "%s (%s); --replace signs it anew", path, job->opts->x509,
+				     "%s (%s); --replace signs it anew", path, x509,
 				     why != NULL ? why : "mismatch");
 			return MS_E_SIGNED;
 		}
