@@ -37,10 +37,18 @@ rv_is_pin_error(CK_RV rv)
 	       rv == CKR_USER_PIN_NOT_INITIALIZED;
 }
 
-/* Refuses, before any C_Login, what the token flags say cannot end well. */
+/*
+ * Refuses, before any C_Login, what the token info says cannot end well.
+ * An empty PIN, or one shorter than ulMinPinLen, would only spend one of
+ * the token's tries (SoftHSM2 counts it; a 3-try card locks after two
+ * stray Enters and a typo): it is never sent. A PIN pad token gets no PIN.
+ */
 static ms_err
-login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags, CK_FLAGS tf)
+login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
+	       const CK_TOKEN_INFO *info)
 {
+	CK_FLAGS tf = info->flags;
+
 	if ((tf & CKF_USER_PIN_LOCKED) != 0) {
 		p11_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
 			     "token \"%s\": user PIN is locked (CKF_USER_PIN_LOCKED); no login tried",
@@ -56,6 +64,24 @@ login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags, CK_
 	if (pin == NULL && (tf & CKF_PROTECTED_AUTHENTICATION_PATH) == 0) {
 		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
 			     "token \"%s\" needs a PIN and none was given", p11->token_label);
+		return MS_E_PIN;
+	}
+	if (pin == NULL) {
+		return MS_OK;
+	}
+	if (pin->len == 0) {
+		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
+			     "the PIN from %s is empty; not offered to token \"%s\"",
+			     pin->source != NULL ? pin->source : "the caller", p11->token_label);
+		return MS_E_PIN;
+	}
+	/* PKCS#11 3.0, 3.2: CK_UNAVAILABLE_INFORMATION when the token won't say. */
+	if (info->ulMinPinLen != CK_UNAVAILABLE_INFORMATION && pin->len < info->ulMinPinLen) {
+		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
+			     "the PIN from %s is shorter than token \"%s\" allows "
+			     "(ulMinPinLen %lu); not offered to it",
+			     pin->source != NULL ? pin->source : "the caller", p11->token_label,
+			     info->ulMinPinLen);
 		return MS_E_PIN;
 	}
 	return MS_OK;
@@ -97,7 +123,7 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 		p11->login_done = true;
 		return MS_OK;
 	}
-	err = login_precheck(p11, pin, flags, info.flags);
+	err = login_precheck(p11, pin, flags, &info);
 	if (err != MS_OK) {
 		return err;
 	}

@@ -184,6 +184,9 @@ wrap_token_info(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 		if (p11t_wrap.max_sessions != 0) {
 			info->ulMaxSessionCount = p11t_wrap.max_sessions;
 		}
+		if (p11t_wrap.set_min_pin_len) {
+			info->ulMinPinLen = p11t_wrap.min_pin_len;
+		}
 	}
 	return rv;
 }

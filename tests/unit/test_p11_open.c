@@ -260,3 +260,58 @@ MS_TEST(p11_login_not_required)
 	CHECK(!ms_p11_needs_pin(p11));
 	p11t_done(p11);
 }
+
+/*
+ * Issue 16: an empty PIN, or one shorter than the token's ulMinPinLen, would
+ * only spend one of the token's tries; it is refused without a C_Login.
+ */
+MS_TEST(p11_login_empty_or_short_pin_not_sent)
+{
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	CK_TOKEN_INFO info;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	CHECK(p11->fl->C_GetTokenInfo(p11->slot, &info) == CKR_OK);
+	CHECK(info.ulMinPinLen == 4);		/* SoftHSM2's */
+	p11t_pin(&pin, "");
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "PIN from test is empty") != NULL);
+	p11t_pin(&pin, "123");
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "ulMinPinLen 4") != NULL);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "123") == NULL);
+	CHECK(p11t_wrap.n_login == 0);
+	/* The token counted no wrong try. */
+	CHECK(p11->fl->C_GetTokenInfo(p11->slot, &info) == CKR_OK);
+	CHECK((info.flags & (CKF_USER_PIN_COUNT_LOW | CKF_USER_PIN_FINAL_TRY)) == 0);
+	/* A token that does not say its minimum: only the empty PIN is kept back. */
+	p11t_wrap.set_min_pin_len = true;
+	p11t_wrap.min_pin_len = CK_UNAVAILABLE_INFORMATION;
+	p11t_pin(&pin, "");
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK(p11t_wrap.n_login == 0);
+	p11t_pin(&pin, P11T_PIN);
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
+
+/* A minimum the PIN meets exactly is no reason to hold it back. */
+MS_TEST(p11_login_min_pin_len_met)
+{
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	p11t_wrap.set_min_pin_len = true;
+	p11t_wrap.min_pin_len = sizeof(P11T_PIN) - 1;
+	p11t_pin(&pin, P11T_PIN);
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
