@@ -152,7 +152,7 @@ cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
 	struct ms_p11 *p11 = NULL;
 	ms_err err;
 
-	err = ms_p11_open(uri, &p11);
+	err = ms_p11_open(uri, MS_P11_FOR_CERT, &p11);
 	if (err == MS_OK) {
 		err = ms_p11_cert_find(p11, der, der_len);
 	}

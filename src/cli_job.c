@@ -63,7 +63,7 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 	unsigned flags = o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
 	ms_err err;
 
-	err = ms_p11_open(o->key, &p11);
+	err = ms_p11_open(o->key, MS_P11_FOR_KEY, &p11);
 	if (err != MS_OK) {
 		ms_cli_p11_error("key", p11, err);
 		goto out;

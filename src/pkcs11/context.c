@@ -6,12 +6,12 @@
 #include "p11_internal.h"
 
 ms_err
-ms_p11_open(const char *uri, struct ms_p11 **out)
+ms_p11_open(const char *uri, enum ms_p11_for what, struct ms_p11 **out)
 {
 	struct ms_p11 *p11 = NULL;
 	ms_err err = MS_E_INTERNAL;
 
-	if (out == NULL) {
+	if (out == NULL || (what != MS_P11_FOR_KEY && what != MS_P11_FOR_CERT)) {
 		return MS_E_ARG;
 	}
 	*out = NULL;
@@ -19,6 +19,7 @@ ms_p11_open(const char *uri, struct ms_p11 **out)
 	if (p11 == NULL) {
 		return MS_E_NOMEM;
 	}
+	p11->open_for = what;
 	atomic_init(&p11->pin_rejected, false);
 	pthread_mutex_init(&p11->recover_lock, NULL);
 	p11_fail_clear(&p11->fail);

@@ -9,24 +9,13 @@
 
 #include "p11_internal.h"
 
-/* Object attributes p11-kit takes from a URI: CKA_CLASS, CKA_LABEL, CKA_ID. */
-#define TMPL_MAX 8
-
-struct obj_query {
-	CK_ATTRIBUTE tmpl[TMPL_MAX];
-	CK_ULONG n;
-	CK_OBJECT_CLASS cls;		/* the class we search; tmpl points here */
-	CK_CERTIFICATE_TYPE cert_type;	/* CKC_X_509 for certificates */
-	bool has_uri_cls;
-	CK_OBJECT_CLASS uri_cls;	/* type= of the URI */
-};
-
 /*
  * The URI's object attributes, CKA_CLASS replaced by @cls. The template
- * points into p11->uri and into @q, which must outlive its use.
+ * points into p11->uri and into @q, which must outlive its use. One entry
+ * is left free for the caller (CKA_CERTIFICATE_TYPE).
  */
-static ms_err
-query_build(struct ms_p11 *p11, struct obj_query *q, CK_OBJECT_CLASS cls)
+ms_err
+p11_query_build(const struct ms_p11 *p11, struct p11_query *q, CK_OBJECT_CLASS cls)
 {
 	CK_ULONG n_attrs = 0;
 	CK_ATTRIBUTE *attrs = p11_kit_uri_get_attributes(p11->uri, &n_attrs);
@@ -44,7 +33,7 @@ query_build(struct ms_p11 *p11, struct obj_query *q, CK_OBJECT_CLASS cls)
 			q->has_uri_cls = true;
 			continue;
 		}
-		if (q->n == TMPL_MAX - 1) {
+		if (q->n == P11_TMPL_MAX - 1) {
 			return MS_E_INTERNAL;
 		}
 		q->tmpl[q->n++] = attrs[i];
@@ -53,8 +42,8 @@ query_build(struct ms_p11 *p11, struct obj_query *q, CK_OBJECT_CLASS cls)
 }
 
 /* Appends the URI's object= and id= to @f, for messages. */
-static void
-describe_objects(struct ms_p11 *p11, struct ms_p11_fail *f)
+void
+p11_query_describe(const struct ms_p11 *p11, struct ms_p11_fail *f)
 {
 	CK_ATTRIBUTE *label = p11_kit_uri_get_attribute(p11->uri, CKA_LABEL);
 	CK_ATTRIBUTE *id = p11_kit_uri_get_attribute(p11->uri, CKA_ID);
@@ -71,39 +60,58 @@ describe_objects(struct ms_p11 *p11, struct ms_p11_fail *f)
 	if (label == NULL && id == NULL) {
 		p11_fail_append(f, " (no object= or id= in the URI)");
 	}
+}
+
+/* p11_query_describe() and the chosen token's label. */
+static void
+describe_objects(struct ms_p11 *p11, struct ms_p11_fail *f)
+{
+	p11_query_describe(p11, f);
 	p11_fail_append(f, " on token \"%s\"", p11->token_label);
 }
 
 /*
- * One C_FindObjects of at most @cap handles on session 0 (PKCS#11 3.0,
- * 5.7); @cap above one is enough to tell "one" from "several".
+ * One C_FindObjects of at most @cap handles on session @h of module @fl
+ * (PKCS#11 3.0, 5.7); @cap above one is enough to tell "one" from
+ * "several". Failures go to @f.
  */
 ms_err
-p11_find(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
-	 CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out)
+p11_find_on(CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
+	    CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out, struct ms_p11_fail *f)
 {
 	CK_ULONG n = 0;
 	CK_RV rv;
 
-	rv = p11->fl->C_FindObjectsInit(h, tmpl, n_tmpl);
+	rv = fl->C_FindObjectsInit(h, tmpl, n_tmpl);
 	if (rv != CKR_OK) {
-		p11_fail_set(&p11->fail, "C_FindObjectsInit", rv, "token \"%s\"",
-			     p11->token_label);
+		p11_fail_set(f, "C_FindObjectsInit", rv, "searching objects");
 		return MS_E_TOKEN;
 	}
-	rv = p11->fl->C_FindObjects(h, out, (CK_ULONG)cap, &n);
-	(void)p11->fl->C_FindObjectsFinal(h);
+	rv = fl->C_FindObjects(h, out, (CK_ULONG)cap, &n);
+	(void)fl->C_FindObjectsFinal(h);
 	if (rv != CKR_OK) {
-		p11_fail_set(&p11->fail, "C_FindObjects", rv, "token \"%s\"", p11->token_label);
+		p11_fail_set(f, "C_FindObjects", rv, "searching objects");
 		return MS_E_TOKEN;
 	}
 	if (n > cap) {
-		p11_fail_set(&p11->fail, "C_FindObjects", CKR_OK, "returned %lu handles for %zu",
-			     n, cap);
+		p11_fail_set(f, "C_FindObjects", CKR_OK, "returned %lu handles for %zu", n, cap);
 		return MS_E_MALFORMED;
 	}
 	*n_out = (size_t)n;
 	return MS_OK;
+}
+
+/* p11_find_on() on the chosen token, failures in p11->fail naming it. */
+ms_err
+p11_find(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
+	 CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out)
+{
+	ms_err err = p11_find_on(p11->fl, h, tmpl, n_tmpl, out, cap, n_out, &p11->fail);
+
+	if (err != MS_OK) {
+		p11_fail_append(&p11->fail, " on token \"%s\"", p11->token_label);
+	}
+	return err;
 }
 
 /* Lists label and id of each object in p11->fail's detail. */
@@ -135,7 +143,7 @@ p11_list_candidates(struct ms_p11 *p11, const CK_OBJECT_HANDLE *objs, size_t n)
  * MS_E_NOTFOUND, MS_E_AMBIGUOUS (candidates listed), MS_E_TOKEN.
  */
 static ms_err
-find_one(struct ms_p11 *p11, struct obj_query *q, const char *what, CK_OBJECT_HANDLE *obj)
+find_one(struct ms_p11 *p11, struct p11_query *q, const char *what, CK_OBJECT_HANDLE *obj)
 {
 	CK_OBJECT_HANDLE objs[P11_FIND_MAX];
 	size_t n = 0;
@@ -168,7 +176,7 @@ find_one(struct ms_p11 *p11, struct obj_query *q, const char *what, CK_OBJECT_HA
 ms_err
 ms_p11_key_find(struct ms_p11 *p11, enum ms_p11_key_type *type_out)
 {
-	struct obj_query q;
+	struct p11_query q;
 	CK_OBJECT_HANDLE key = CK_INVALID_HANDLE;
 	ms_err err = MS_E_INTERNAL;
 
@@ -176,7 +184,7 @@ ms_p11_key_find(struct ms_p11 *p11, enum ms_p11_key_type *type_out)
 		return MS_E_ARG;
 	}
 	p11->has_key = false;
-	err = query_build(p11, &q, CKO_PRIVATE_KEY);
+	err = p11_query_build(p11, &q, CKO_PRIVATE_KEY);
 	if (err != MS_OK) {
 		return err;
 	}
@@ -202,12 +210,12 @@ ms_p11_key_find(struct ms_p11 *p11, enum ms_p11_key_type *type_out)
 ms_err
 p11_key_refind(struct ms_p11 *p11, CK_SESSION_HANDLE h)
 {
-	struct obj_query q;
+	struct p11_query q;
 	CK_OBJECT_HANDLE objs[2];
 	size_t n = 0;
 	ms_err err;
 
-	err = query_build(p11, &q, CKO_PRIVATE_KEY);
+	err = p11_query_build(p11, &q, CKO_PRIVATE_KEY);
 	if (err == MS_OK) {
 		err = p11_find(p11, h, q.tmpl, q.n, objs, 2, &n);
 	}
@@ -232,7 +240,7 @@ ms_p11_key_always_authenticate(const struct ms_p11 *p11)
 ms_err
 ms_p11_cert_find(struct ms_p11 *p11, uint8_t **der_out, size_t *der_len)
 {
-	struct obj_query q;
+	struct p11_query q;
 	CK_OBJECT_HANDLE cert = CK_INVALID_HANDLE;
 	uint8_t *der = NULL;
 	size_t len = 0, got = 0;
@@ -244,7 +252,7 @@ ms_p11_cert_find(struct ms_p11 *p11, uint8_t **der_out, size_t *der_len)
 	}
 	*der_out = NULL;
 	*der_len = 0;
-	err = query_build(p11, &q, CKO_CERTIFICATE);
+	err = p11_query_build(p11, &q, CKO_CERTIFICATE);
 	if (err != MS_OK) {
 		goto out;
 	}

@@ -71,18 +71,31 @@ bool ms_p11_uri_is(const char *s);
  */
 void ms_p11_uri_redact(const char *arg, char *out, size_t cap);
 
+/* What a context is opened for: it decides which token holds the object. */
+enum ms_p11_for {
+	MS_P11_FOR_KEY = 1,	/* a private key to sign with (after a login) */
+	MS_P11_FOR_CERT,	/* a certificate, read without logging in */
+};
+
 /**
  * ms_p11_open() - parse @uri, load the module it names (module-path= or
  * module-name=) or every module registered with p11-kit, and pick the one
  * token that matches the URI's token, slot and library attributes; open a
- * session on it. Two matching tokens are MS_E_AMBIGUOUS with the candidates
- * listed in the failure detail. On failure *@out is still a context (or
- * NULL for MS_E_NOMEM) so that ms_p11_last_fail() can be read; the caller
- * always calls ms_p11_close().
+ * session on it. When several tokens match (a URI without token=, and
+ * p11-kit's trust module matches any), each is searched without logging in
+ * for the object @what wants: a token that shows it (for a key: the private
+ * key, or the public key or certificate with the URI's object= and id=) is
+ * taken; a token that cannot hold it (for a key: one that needs no login
+ * and shows no such private key, or has no user PIN; for a certificate: one
+ * that does not show it) is left out; of the rest, the one left is taken.
+ * Two or more left are MS_E_AMBIGUOUS with the candidates listed in the
+ * failure detail. No token is ever logged in to here. On failure *@out is
+ * still a context (or NULL for MS_E_NOMEM) so that ms_p11_last_fail() can
+ * be read; the caller always calls ms_p11_close().
  * Return: MS_OK, MS_E_ARG (not a pkcs11: URI / unparsable), MS_E_NOTFOUND,
  * MS_E_AMBIGUOUS, MS_E_TOKEN, MS_E_NOMEM.
  */
-ms_err ms_p11_open(const char *uri, struct ms_p11 **out) MS_MUST_CHECK;
+ms_err ms_p11_open(const char *uri, enum ms_p11_for what, struct ms_p11 **out) MS_MUST_CHECK;
 
 /** ms_p11_close() - log out, close sessions, release modules. NULL is a no-op. */
 void ms_p11_close(struct ms_p11 *p11);

@@ -56,6 +56,7 @@ struct p11_session {
 
 struct ms_p11 {
 	P11KitUri *uri;			/* parsed URI, owns the pin-value text */
+	enum ms_p11_for open_for;	/* the object the token must hold */
 	CK_FUNCTION_LIST **list;	/* p11-kit registry list, or NULL */
 	bool list_all_init;		/* list came from _load_and_initialize */
 	struct p11_module mods[P11_MODULES_MAX];
@@ -135,6 +136,25 @@ ms_err p11_attr_bool(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE o
 		     CK_ATTRIBUTE_TYPE type, bool *out, struct ms_p11_fail *f) MS_MUST_CHECK;
 
 /* objects.c */
+/* Object attributes p11-kit takes from a URI: CKA_CLASS, CKA_LABEL, CKA_ID. */
+#define P11_TMPL_MAX 8
+
+/* A search template: the URI's object attributes with our own class. */
+struct p11_query {
+	CK_ATTRIBUTE tmpl[P11_TMPL_MAX];
+	CK_ULONG n;
+	CK_OBJECT_CLASS cls;		/* the class we search; tmpl points here */
+	CK_CERTIFICATE_TYPE cert_type;	/* CKC_X_509 for certificates */
+	bool has_uri_cls;
+	CK_OBJECT_CLASS uri_cls;	/* type= of the URI */
+};
+
+ms_err p11_query_build(const struct ms_p11 *p11, struct p11_query *q, CK_OBJECT_CLASS cls)
+	MS_MUST_CHECK;
+void p11_query_describe(const struct ms_p11 *p11, struct ms_p11_fail *f);
+ms_err p11_find_on(CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl,
+		   CK_ULONG n_tmpl, CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out,
+		   struct ms_p11_fail *f) MS_MUST_CHECK;
 ms_err p11_find(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
 		CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out) MS_MUST_CHECK;
 void p11_list_candidates(struct ms_p11 *p11, const CK_OBJECT_HANDLE *objs, size_t n);

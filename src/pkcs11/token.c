@@ -11,17 +11,27 @@
 #define SLOTS_MAX 256
 /* Candidates listed in an ambiguity or not-found message. */
 #define LIST_MAX 8
+/* Matching tokens searched for the object; more is ambiguous at once. */
+#define HITS_MAX 32
+
+/* Whether a matching token holds the object the context is opened for. */
+enum token_fit {
+	FIT_NO = 1,	/* cannot hold it: left out */
+	FIT_MAYBE,	/* may hide it behind its login */
+	FIT_HOLDS,	/* shows it, or its public half, without a login */
+};
 
 struct token_hit {
 	size_t mod;
 	CK_SLOT_ID slot;
 	CK_FLAGS slot_flags;	/* CK_SLOT_INFO.flags, read by slot_matches() */
 	CK_TOKEN_INFO info;
+	enum token_fit fit;
 };
 
 struct token_search {
-	struct token_hit hits[LIST_MAX];
-	size_t n_hits;		/* may exceed LIST_MAX; only the first are kept */
+	struct token_hit hits[HITS_MAX];
+	size_t n_hits;		/* may exceed HITS_MAX; only the first are kept */
 	struct token_hit seen[LIST_MAX];
 	size_t n_seen;		/* initialised tokens of the searched modules */
 };
@@ -127,11 +137,163 @@ search_module(struct ms_p11 *p11, size_t mi, struct token_search *s, struct ms_p
 		    !p11_kit_uri_match_token_info(p11->uri, &t.info)) {
 			continue;
 		}
-		if (s->n_hits < LIST_MAX) {
+		if (s->n_hits < HITS_MAX) {
 			s->hits[s->n_hits] = t;
 		}
 		s->n_hits++;
 	}
+}
+
+/*
+ * Whether session @h shows an object of class @cls with the URI's object=
+ * and id= (an X.509 certificate when @cls is CKO_CERTIFICATE). A failed
+ * search shows nothing.
+ */
+static bool
+token_shows(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h,
+	    CK_OBJECT_CLASS cls)
+{
+	struct p11_query q;
+	struct ms_p11_fail ignore;
+	CK_OBJECT_HANDLE objs[1];
+	size_t n = 0;
+
+	if (p11_query_build(p11, &q, cls) != MS_OK) {
+		return false;
+	}
+	if (cls == CKO_CERTIFICATE) {
+		q.cert_type = CKC_X_509;
+		q.tmpl[q.n++] = (CK_ATTRIBUTE){ CKA_CERTIFICATE_TYPE, &q.cert_type,
+						sizeof(q.cert_type) };
+	}
+	return p11_find_on(fl, h, q.tmpl, q.n, objs, 1, &n, &ignore) == MS_OK && n > 0;
+}
+
+/*
+ * Looks for the object on token @t in a public session: never a login, so
+ * no PIN reaches a token that is not chosen. A token we cannot look into
+ * is not ruled out.
+ */
+static enum token_fit
+token_probe(struct ms_p11 *p11, const struct token_hit *t)
+{
+	CK_FUNCTION_LIST *fl = p11->mods[t->mod].fl;
+	CK_FLAGS tf = t->info.flags;
+	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
+	enum token_fit fit = FIT_MAYBE;
+
+	/* Private keys belong to the user: no user PIN, no private key. */
+	if (p11->open_for == MS_P11_FOR_KEY && (tf & CKF_LOGIN_REQUIRED) != 0 &&
+	    (tf & CKF_USER_PIN_INITIALIZED) == 0) {
+		return FIT_NO;
+	}
+	if (fl->C_OpenSession(t->slot, CKF_SERIAL_SESSION, NULL, NULL, &h) != CKR_OK) {
+		return FIT_MAYBE;
+	}
+	if (p11->open_for == MS_P11_FOR_CERT) {
+		/* Certificates are read without a login: one not shown is not there. */
+		fit = token_shows(p11, fl, h, CKO_CERTIFICATE) ? FIT_HOLDS : FIT_NO;
+	} else if (token_shows(p11, fl, h, CKO_PRIVATE_KEY)) {
+		fit = FIT_HOLDS;
+	} else if ((tf & CKF_LOGIN_REQUIRED) == 0) {
+		/* Nothing hides behind a login we never make (trust stores). */
+		fit = FIT_NO;
+	} else if (token_shows(p11, fl, h, CKO_PUBLIC_KEY) ||
+		   token_shows(p11, fl, h, CKO_CERTIFICATE)) {
+		fit = FIT_HOLDS;	/* the public half kept beside a private key */
+	}
+	(void)fl->C_CloseSession(h);
+	return fit;
+}
+
+/*
+ * Of several matching tokens, the one that holds the object: the only one
+ * that shows it, else the only one that may hide it. *@chosen is NULL when
+ * that is not one token; @s->hits[].fit says why.
+ */
+static void
+token_choose(struct ms_p11 *p11, struct token_search *s, const struct token_hit **chosen)
+{
+	const struct token_hit *holds = NULL, *maybe = NULL;
+	size_t n_holds = 0, n_maybe = 0;
+
+	*chosen = NULL;
+	if (s->n_hits > HITS_MAX) {
+		return;
+	}
+	for (size_t i = 0; i < s->n_hits; i++) {
+		s->hits[i].fit = token_probe(p11, &s->hits[i]);
+		if (s->hits[i].fit == FIT_HOLDS) {
+			holds = &s->hits[i];
+			n_holds++;
+		} else if (s->hits[i].fit == FIT_MAYBE) {
+			maybe = &s->hits[i];
+			n_maybe++;
+		}
+	}
+	if (n_holds == 1) {
+		*chosen = holds;
+	} else if (n_holds == 0 && n_maybe == 1) {
+		*chosen = maybe;
+	}
+}
+
+/* Lists the hits whose fit is @fit (all when 0). */
+static void
+list_hits(struct ms_p11 *p11, struct ms_p11_fail *f, const struct token_search *s,
+	  enum token_fit fit)
+{
+	size_t listed = 0;
+
+	for (size_t i = 0; i < s->n_hits && i < HITS_MAX; i++) {
+		if (fit != 0 && s->hits[i].fit != fit) {
+			continue;
+		}
+		if (listed == LIST_MAX) {
+			p11_fail_append(f, "\n  ...");
+			break;
+		}
+		list_token(p11, f, &s->hits[i]);
+		listed++;
+	}
+}
+
+/* Several tokens match: say which hold the object, and how to pick one. */
+static ms_err
+report_choice(struct ms_p11 *p11, const struct token_search *s)
+{
+	struct ms_p11_fail *f = &p11->fail;
+	const char *what = p11->open_for == MS_P11_FOR_KEY ? "private key" : "certificate";
+	size_t n_holds = 0, n_maybe = 0;
+
+	for (size_t i = 0; i < s->n_hits && i < HITS_MAX; i++) {
+		n_holds += s->hits[i].fit == FIT_HOLDS;
+		n_maybe += s->hits[i].fit == FIT_MAYBE;
+	}
+	if (s->n_hits > HITS_MAX) {
+		p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
+		p11_uri_describe(p11, f);
+		p11_fail_append(f, "; use token=, serial= or slot-id= to pick one:");
+		list_hits(p11, f, s, 0);
+		return MS_E_AMBIGUOUS;
+	}
+	if (n_holds > 1 || n_maybe > 1) {
+		p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
+		p11_uri_describe(p11, f);
+		p11_fail_append(f, " and %zu %s the %s", n_holds > 1 ? n_holds : n_maybe,
+				n_holds > 1 ? "show" : "may hold (behind their login)", what);
+		p11_query_describe(p11, f);
+		p11_fail_append(f, "; use token=, serial= or slot-id= to pick one:");
+		list_hits(p11, f, s, n_holds > 1 ? FIT_HOLDS : FIT_MAYBE);
+		return MS_E_AMBIGUOUS;
+	}
+	p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
+	p11_uri_describe(p11, f);
+	p11_fail_append(f, " and none can hold the %s", what);
+	p11_query_describe(p11, f);
+	p11_fail_append(f, " (searched without logging in):");
+	list_hits(p11, f, s, 0);
+	return MS_E_NOTFOUND;
 }
 
 static ms_err
@@ -149,18 +311,13 @@ report_search(struct ms_p11 *p11, const struct token_search *s, const struct ms_
 		p11_fail_append(f, "%s", notes->detail);
 		return MS_E_NOTFOUND;
 	}
-	p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
-	p11_uri_describe(p11, f);
-	p11_fail_append(f, "; use serial= or slot-id= to pick one:");
-	for (size_t i = 0; i < s->n_hits && i < LIST_MAX; i++) {
-		list_token(p11, f, &s->hits[i]);
-	}
-	return MS_E_AMBIGUOUS;
+	return report_choice(p11, s);
 }
 
 /*
  * Picks the one initialised token that matches the URI's module, slot and
- * token attributes, and opens session 0 on it.
+ * token attributes (of several, the one that holds the object: see
+ * ms_p11_open()), and opens session 0 on it.
  */
 ms_err
 p11_token_select(struct ms_p11 *p11)
@@ -175,10 +332,14 @@ p11_token_select(struct ms_p11 *p11)
 	for (size_t i = 0; i < p11->n_mods; i++) {
 		search_module(p11, i, &s, &notes);
 	}
-	if (s.n_hits != 1) {
+	if (s.n_hits == 1) {
+		t = &s.hits[0];
+	} else if (s.n_hits > 1) {
+		token_choose(p11, &s, &t);
+	}
+	if (t == NULL) {
 		return report_search(p11, &s, &notes);
 	}
-	t = &s.hits[0];
 	p11->fl = p11->mods[t->mod].fl;
 	p11->mod_index = t->mod;
 	p11->slot = t->slot;

@@ -50,7 +50,7 @@
 	X(C_GetOperationState, (CK_SESSION_HANDLE h, CK_BYTE_PTR p, CK_ULONG_PTR n), (h, p, n)) \
 	X(C_SetOperationState, (CK_SESSION_HANDLE h, CK_BYTE_PTR p, CK_ULONG n, \
 				CK_OBJECT_HANDLE e, CK_OBJECT_HANDLE a), (h, p, n, e, a)) \
-	X(C_Login, (CK_SESSION_HANDLE h, CK_USER_TYPE u, CK_UTF8CHAR_PTR p, CK_ULONG n), \
+	S(C_Login, (CK_SESSION_HANDLE h, CK_USER_TYPE u, CK_UTF8CHAR_PTR p, CK_ULONG n), \
 	  (h, u, p, n)) \
 	X(C_Logout, (CK_SESSION_HANDLE h), (h)) \
 	X(C_CreateObject, (CK_SESSION_HANDLE h, CK_ATTRIBUTE_PTR t, CK_ULONG n, \
@@ -156,6 +156,8 @@ struct st_call {
 	uint64_t t_start;		/* ... once the lock is held: the service starts */
 	const struct st_fault *fault;	/* RV or BIGLEN to apply; NULL to forward */
 	const struct st_fault *fired;	/* the fault that matched, for the log */
+	bool has_slot;			/* the log names the slot (C_OpenSession, C_Login) */
+	CK_SLOT_ID slot;
 };
 
 static uint64_t
@@ -238,6 +240,7 @@ call_begin(struct st_call *c, enum st_fn fn)
 
 	pthread_once(&st_once, setup);
 	c->fn = fn;
+	c->has_slot = false;
 	c->t_enter = now_ns();
 	n = atomic_fetch_add(&st_calls[fn], 1) + 1;
 	c->fault = fault_find(fn, n);
@@ -269,7 +272,8 @@ call_end(const struct st_call *c, CK_RV rv)
 	const char *name = st_rv_name(rv);
 	char rvbuf[24];
 	char fault[48] = "";
-	char line[256];
+	char slot[32] = "";
+	char line[288];
 	int len;
 
 	if (st_cfg.serial) {
@@ -293,11 +297,15 @@ call_end(const struct st_call *c, CK_RV rv)
 			snprintf(fault, sizeof(fault), " fault=0x%lx", c->fired->rv);
 		}
 	}
-	len = snprintf(line, sizeof(line), "%s rv=%s %.3fms wait=%.3fms span=%llu-%llu pid=%ld%s\n",
+	if (c->has_slot) {
+		snprintf(slot, sizeof(slot), " slot=%lu", c->slot);
+	}
+	len = snprintf(line, sizeof(line),
+		       "%s rv=%s %.3fms wait=%.3fms span=%llu-%llu pid=%ld%s%s\n",
 		       st_names[c->fn], name, (double)(t_end - c->t_start) / 1e6,
 		       (double)(c->t_start - c->t_enter) / 1e6,
 		       (unsigned long long)(c->t_start / 1000), (unsigned long long)(t_end / 1000),
-		       (long)getpid(), fault);
+		       (long)getpid(), slot, fault);
 	if (len > 0 && (size_t)len < sizeof(line)) {
 		ssize_t w = write(st_cfg.log_fd, line, (size_t)len);
 
@@ -411,12 +419,14 @@ sp_C_GetTokenInfo(const struct st_call *c, CK_SLOT_ID s, CK_TOKEN_INFO_PTR i)
 
 /* SLOWTOKEN_MAX_SESSIONS: a place is reserved before the real call. */
 static CK_RV
-sp_C_OpenSession(const struct st_call *c, CK_SLOT_ID s, CK_FLAGS f, CK_VOID_PTR a,
+sp_C_OpenSession(struct st_call *c, CK_SLOT_ID s, CK_FLAGS f, CK_VOID_PTR a,
 		 CK_NOTIFY cb, CK_SESSION_HANDLE_PTR h)
 {
 	unsigned long cur = atomic_load(&st_sessions);
 	CK_RV rv;
 
+	c->has_slot = true;
+	c->slot = s;
 	if (c->fault != NULL) {
 		return c->fault->rv;
 	}
@@ -430,6 +440,27 @@ sp_C_OpenSession(const struct st_call *c, CK_SLOT_ID s, CK_FLAGS f, CK_VOID_PTR 
 		atomic_fetch_sub(&st_sessions, 1);
 	}
 	return rv;
+}
+
+/*
+ * The log names the token a login went to (tests count logins per token):
+ * the real module says which slot the session is on, in a call not logged.
+ */
+static CK_RV
+sp_C_Login(struct st_call *c, CK_SESSION_HANDLE h, CK_USER_TYPE u, CK_UTF8CHAR_PTR p,
+	   CK_ULONG n)
+{
+	CK_SESSION_INFO info;
+
+	memset(&info, 0, sizeof(info));
+	if (ST_REAL(C_GetSessionInfo, (h, &info)) == CKR_OK) {
+		c->has_slot = true;
+		c->slot = info.slotID;
+	}
+	if (c->fault != NULL) {
+		return c->fault->rv;
+	}
+	return ST_REAL(C_Login, (h, u, p, n));
 }
 
 static CK_RV

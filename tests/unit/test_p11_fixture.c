@@ -59,6 +59,20 @@ p11t_dir(void)
 	return fix_dir;
 }
 
+void
+p11t_token_add(const char *label, const char *pin, const char *key)
+{
+	CHECK(p11t_run("softhsm2-util --init-token --free --label '%s' --so-pin 5678 --pin '%s' "
+		       ">'%s/init.out' 2>&1", label, pin, fix_dir) == 0);
+	if (key == NULL) {
+		return;
+	}
+	/* "... reassigned to slot N": the new token, even beside one of its label. */
+	CHECK(p11t_run("softhsm2-util --import '%s' --slot \"$(sed -n 's/.*reassigned to "
+		       "slot //p' '%s/init.out')\" --label '%s' --id 01 --pin '%s' "
+		       ">/dev/null 2>&1", ms_test_data(key), fix_dir, "rsa2048", pin) == 0);
+}
+
 /*
  * A temp directory holding a fresh token "modsign-test" (user PIN 1234)
  * made by tests/lib/mktoken.sh, with SOFTHSM2_CONF pointing at it.
@@ -98,7 +112,7 @@ struct ms_p11 *
 p11t_open(const char *uri)
 {
 	struct ms_p11 *p11 = NULL;
-	ms_err err = ms_p11_open(uri, &p11);
+	ms_err err = ms_p11_open(uri, MS_P11_FOR_KEY, &p11);
 
 	if (err != MS_OK) {
 		fprintf(stderr, "ms_p11_open: %s: %s\n", ms_err_str(err),

@@ -24,6 +24,12 @@
 void p11t_token(void);
 void p11t_done(struct ms_p11 *p11);
 const char *p11t_dir(void);
+/*
+ * p11t_token_add() - one more token in the fixture's token directory, user
+ * PIN @pin; with @key (a tests/data file name) its key pair imported as
+ * label "rsa2048", id 01 (SoftHSM2 makes a private and a public key object).
+ */
+void p11t_token_add(const char *label, const char *pin, const char *key);
 int p11t_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ms_p11 *p11t_open(const char *uri);
 void p11t_pin(struct ms_pin *pin, const char *value);

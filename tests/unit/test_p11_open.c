@@ -47,15 +47,15 @@ MS_TEST(p11_uri_rejects)
 	struct ms_p11 *p11 = NULL;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK(ms_p11_open(bad[i], &p11) == MS_E_ARG);
+		CHECK(ms_p11_open(bad[i], MS_P11_FOR_KEY, &p11) == MS_E_ARG);
 		CHECK(p11 != NULL);
 		CHECK(ms_p11_last_fail(p11)->detail[0] != '\0');
 		ms_p11_close(p11);
 		p11 = NULL;
 	}
-	CHECK(ms_p11_open(NULL, &p11) == MS_E_ARG);
+	CHECK(ms_p11_open(NULL, MS_P11_FOR_KEY, &p11) == MS_E_ARG);
 	ms_p11_close(p11);
-	CHECK(ms_p11_open("pkcs11:", NULL) == MS_E_ARG);
+	CHECK(ms_p11_open("pkcs11:", MS_P11_FOR_KEY, NULL) == MS_E_ARG);
 	CHECK(ms_p11_last_fail(NULL) != NULL);
 	ms_p11_close(NULL);
 }
@@ -64,7 +64,7 @@ MS_TEST(p11_uri_scheme_message)
 {
 	struct ms_p11 *p11 = NULL;
 
-	CHECK(ms_p11_open("file:/x", &p11) == MS_E_ARG);
+	CHECK(ms_p11_open("file:/x", MS_P11_FOR_KEY, &p11) == MS_E_ARG);
 	CHECK(strcmp(ms_p11_last_fail(p11)->call, "p11_kit_uri_parse") == 0);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "pkcs11") != NULL);
 	ms_p11_close(p11);
@@ -81,7 +81,7 @@ MS_TEST(p11_uri_pin_never_echoed)
 	struct ms_p11 *p11 = NULL;
 
 	for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
-		CHECK(ms_p11_open(uris[i], &p11) == MS_E_ARG);
+		CHECK(ms_p11_open(uris[i], MS_P11_FOR_KEY, &p11) == MS_E_ARG);
 		CHECK(strstr(ms_p11_last_fail(p11)->detail, "s3cr3t") == NULL);
 		ms_p11_close(p11);
 	}
@@ -121,29 +121,30 @@ MS_TEST(p11_open_module_name)
 	p11 = p11t_open(P11T_TOKEN "?module-name=libsofthsm2.so");
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN "?module-name=SoftHSM2", &p11) == MS_E_NOTFOUND);
+	CHECK(ms_p11_open(P11T_TOKEN "?module-name=SoftHSM2", MS_P11_FOR_KEY, &p11) == MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "SoftHSM2") != NULL);
 	p11t_done(p11);
 }
 
+/* Two tokens of one label that both show the key: a true tie. */
 MS_TEST(p11_open_ambiguous_tokens)
 {
 	struct ms_p11 *p11 = NULL;
 	const char *d;
 
 	p11t_token();
-	CHECK(p11t_run("softhsm2-util --init-token --free --label modsign-test --so-pin 5678 "
-		       "--pin 4321 >/dev/null 2>&1") == 0);
-	CHECK(ms_p11_open(P11T_TOKEN P11T_URI_PATH, &p11) == MS_E_AMBIGUOUS);
+	p11t_token_add("modsign-test", "4321", "rsa2048.key.pem");
+	CHECK(ms_p11_open(P11T_TOKEN P11T_URI_PATH, MS_P11_FOR_KEY, &p11) == MS_E_AMBIGUOUS);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "2 tokens match") != NULL);
+	CHECK(strstr(d, "and 2 show the private key") != NULL);
 	CHECK(count(d, "token=\"modsign-test\" serial=") == 2);
 	CHECK(count(d, "manufacturer=\"SoftHSM project\"") == 2);
 	CHECK(count(d, "module libsofthsm2.so") == 2);
 	ms_p11_close(p11);
 	/* The registry path lists the same two. */
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN, &p11) == MS_E_AMBIGUOUS);
+	CHECK(ms_p11_open(P11T_TOKEN, MS_P11_FOR_KEY, &p11) == MS_E_AMBIGUOUS);
 	CHECK(count(ms_p11_last_fail(p11)->detail, "token=\"modsign-test\" serial=") == 2);
 	p11t_done(p11);
 }
@@ -154,7 +155,7 @@ MS_TEST(p11_open_unknown_token)
 	const char *d;
 
 	p11t_token();
-	CHECK(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876", &p11) ==
+	CHECK(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876", MS_P11_FOR_KEY, &p11) ==
 	      MS_E_NOTFOUND);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "token=\"nope\"") != NULL);
@@ -164,11 +165,11 @@ MS_TEST(p11_open_unknown_token)
 	CHECK(strcmp(ms_p11_uri_pin_value(p11), "s3cr3t9876") == 0);
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN ";slot-id=4242" P11T_URI_PATH, &p11) == MS_E_NOTFOUND);
+	CHECK(ms_p11_open(P11T_TOKEN ";slot-id=4242" P11T_URI_PATH, MS_P11_FOR_KEY, &p11) == MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "slot-id=4242") != NULL);
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN "?module-path=/nonexistent/libnone.so", &p11) ==
+	CHECK(ms_p11_open(P11T_TOKEN "?module-path=/nonexistent/libnone.so", MS_P11_FOR_KEY, &p11) ==
 	      MS_E_NOTFOUND);
 	CHECK(strcmp(ms_p11_last_fail(p11)->call, "p11_kit_module_load") == 0);
 	p11t_done(p11);
@@ -313,5 +314,75 @@ MS_TEST(p11_login_min_pin_len_met)
 	p11t_pin(&pin, P11T_PIN);
 	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
 	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
+
+/*
+ * Issue 12: a URI without token= and two tokens, of which one holds the
+ * key. The other shows nothing without a login: the one that shows the
+ * key's public half is taken, and only it is logged in to.
+ */
+MS_TEST(p11_open_two_tokens_one_holds)
+{
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	uint8_t *der = NULL;
+	size_t len = 0;
+
+	p11t_token();
+	p11t_token_add("other", "4321", NULL);
+	p11 = p11t_open("pkcs11:object=rsa2048;type=private" P11T_URI_PATH);
+	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
+	p11t_wrap_install(p11);
+	p11t_pin(&pin, P11T_PIN);
+	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_wrap_remove(p11);
+	ms_p11_close(p11);
+	/* By id alone, and for the certificate. */
+	p11 = p11t_open("pkcs11:id=%01" P11T_URI_PATH);
+	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
+	ms_p11_close(p11);
+	p11 = NULL;
+	CHECK(ms_p11_open("pkcs11:object=rsa2048;type=cert" P11T_URI_PATH, MS_P11_FOR_CERT,
+			  &p11) == MS_OK);
+	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
+	CHECK(ms_p11_cert_find(p11, &der, &len) == MS_OK);
+	free(der);
+	p11t_done(p11);
+}
+
+/* Neither token shows the object: both may hide a key, neither a certificate. */
+MS_TEST(p11_open_two_tokens_none_shows)
+{
+	struct ms_p11 *p11 = NULL;
+	const char *d;
+
+	p11t_token();
+	p11t_token_add("other", "4321", NULL);
+	CHECK(ms_p11_open("pkcs11:object=nosuch;type=private" P11T_URI_PATH, MS_P11_FOR_KEY,
+			  &p11) == MS_E_AMBIGUOUS);
+	d = ms_p11_last_fail(p11)->detail;
+	CHECK(strstr(d, "2 tokens match") != NULL);
+	CHECK(strstr(d, "2 may hold (behind their login) the private key object=\"nosuch\"") !=
+	      NULL);
+	CHECK(strstr(d, "token=\"modsign-test\"") != NULL);
+	CHECK(strstr(d, "token=\"other\"") != NULL);
+	ms_p11_close(p11);
+	p11 = NULL;
+	CHECK(ms_p11_open("pkcs11:object=nosuch;type=cert" P11T_URI_PATH, MS_P11_FOR_CERT,
+			  &p11) == MS_E_NOTFOUND);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "none can hold the certificate") != NULL);
+	ms_p11_close(p11);
+	p11 = NULL;
+	/* The key on both: listed as showing it. */
+	p11t_token_add("third", "4321", "rsa2048.key.pem");
+	CHECK(ms_p11_open("pkcs11:object=rsa2048;type=private" P11T_URI_PATH, MS_P11_FOR_KEY,
+			  &p11) == MS_E_AMBIGUOUS);
+	d = ms_p11_last_fail(p11)->detail;
+	CHECK(strstr(d, "3 tokens match") != NULL);
+	CHECK(strstr(d, "and 2 show the private key") != NULL);
+	CHECK(strstr(d, "token=\"third\"") != NULL);
+	CHECK(strstr(d, "token=\"other\"") == NULL);
 	p11t_done(p11);
 }
