@@ -294,22 +294,7 @@ MS_TEST(p11_login_empty_or_short_pin_not_sent)
 	p11t_pin(&pin, "");
 	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
 	CHECK(p11t_wrap.n_login == 0);
-	p11t_pin(&pin, P11T_PIN);
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
-	CHECK(p11t_wrap.n_login == 1);
-	p11t_done(p11);
-}
-
-/* A minimum the PIN meets exactly is no reason to hold it back. */
-MS_TEST(p11_login_min_pin_len_met)
-{
-	struct ms_p11 *p11;
-	struct ms_pin pin;
-
-	p11t_token();
-	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
-	p11t_wrap_install(p11);
-	p11t_wrap.set_min_pin_len = true;
+	/* A minimum the PIN meets exactly is no reason to hold it back. */
 	p11t_wrap.min_pin_len = sizeof(P11T_PIN) - 1;
 	p11t_pin(&pin, P11T_PIN);
 	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
