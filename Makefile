@@ -150,18 +150,20 @@ clean:
 # time; it fails if any target crashes (inputs saved in build/fuzz/crashes/).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trailer pkcs7 cert key list uri pin agent xz zstd gzip
+FUZZ_TARGETS ?= trailer pkcs7 cert key pbes2 list uri pin agent xz zstd gzip
 FUZZ         := build/fuzz
 FUZZ_SAN     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=all
+# A lower PBKDF2 ceiling, so that a mutated iteration count costs milliseconds.
 FUZZ_CFLAGS  = $(ALL_CFLAGS) -Isrc -Itests/fuzz -DMS_FUZZ_DATA_DIR='"$(CURDIR)/tests/data"' \
-               $(FUZZ_SAN) $(CFLAGS)
+               -DMS_PBES2_ITER_MAX=20000u $(FUZZ_SAN) $(CFLAGS)
 FUZZ_COMMON  := $(wildcard src/common/*.c)
 FUZZ_CMS     := $(wildcard src/cms/*.c)
 FUZZ_SRC_trailer           = $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pkcs7             = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_cert              = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
-FUZZ_SRC_key               = tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c $(wildcard src/modfmt/*.c) $(FUZZ_CMS) $(FUZZ_COMMON)
+FUZZ_SRC_key               = tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c $(wildcard src/modfmt/*.c) $(FUZZ_CMS) $(FUZZ_COMMON)
+FUZZ_SRC_pbes2             = src/signer/pbes2.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_list              = src/cli_list.c src/cli_msg.c $(FUZZ_COMMON)
 FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pin               = src/cli_pin.c $(FUZZ_COMMON)

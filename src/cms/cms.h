@@ -191,4 +191,23 @@ struct ms_cms_signer {
 ms_err ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
 				 size_t *out_len) MS_MUST_CHECK;
 
+/*
+ * The strict DER reader (der_parse.c), for every parser of untrusted DER in
+ * modsign (the PBES2 parameters of an encrypted key file too): one reader.
+ */
+
+/*
+ * ms_der_get() - take one TLV off the front of @in. Rejects high tag numbers,
+ * indefinite or non-minimal lengths, length fields over 4 bytes and a
+ * length longer than what is left. On success @in is advanced past the
+ * element and @body covers its content; on failure @in is unchanged.
+ */
+ms_err ms_der_get(struct ms_span *in, uint8_t *tag, struct ms_span *body) MS_MUST_CHECK;
+/* ms_der_get() that also requires the tag to be @tag. */
+ms_err ms_der_expect(struct ms_span *in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
+/* ms_der_expect() of the whole of @in: exactly one element, nothing after. */
+ms_err ms_der_expect_only(struct ms_span in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
+/* Whether @s holds exactly the bytes @p, @len. */
+bool ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len);
+
 #endif

@@ -58,21 +58,8 @@ size_t ms_der_uint_body_size(const uint8_t *p, size_t len);
 /* Minimal INTEGER TLV of the unsigned big-endian @p (not all zero). */
 void ms_der_uint(struct ms_der_out *o, const uint8_t *p, size_t len);
 
-/* ---- der_parse.c: strict DER reader (untrusted input) ---- */
+/* ---- der_parse.c: strict DER reader (untrusted input); the rest is in cms.h ---- */
 
-/*
- * ms_der_get() - take one TLV off the front of @in. Rejects high tag numbers,
- * indefinite or non-minimal lengths, length fields over 4 bytes and a
- * length longer than what is left. On success @in is advanced past the
- * element and @body covers its content; on failure @in is unchanged.
- */
-ms_err ms_der_get(struct ms_span *in, uint8_t *tag, struct ms_span *body) MS_MUST_CHECK;
-/* ms_der_get() that also requires the tag to be @tag. */
-ms_err ms_der_expect(struct ms_span *in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
-/* ms_der_expect() of the whole of @in: exactly one element, nothing after. */
-ms_err ms_der_expect_only(struct ms_span in, uint8_t tag, struct ms_span *body) MS_MUST_CHECK;
-/* Whether @s holds exactly the bytes @p, @len. */
-bool ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len);
 /*
  * ms_der_name_atv() - take one AttributeTypeAndValue ::= SEQUENCE { type OID,
  * value ANY } off the front of @rdn (the content of a Name's SET), nothing

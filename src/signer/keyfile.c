@@ -2,7 +2,9 @@
 /*
  * A signer over a private key file, through mbedTLS: RSA PKCS#1 v1.5 over
  * the DigestInfo cms built (as CKM_RSA_PKCS does), deterministic ECDSA
- * (RFC 6979) giving r||s. Parses untrusted input.
+ * (RFC 6979) giving r||s. Keys mbedTLS reads (PEM, DER, traditional
+ * encrypted PEM, PKCS#8 with PKCS#12 PBE), and PKCS#8 encrypted with PBES2
+ * through pbes2.c. Parses untrusted input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,9 @@
 #include <mbedtls/ecdsa.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
+#include <mbedtls/pem.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/pkcs12.h>
 #include <mbedtls/pkcs5.h>
 #include <mbedtls/rsa.h>
 
@@ -204,24 +208,141 @@ say(char *why, size_t cap, const char *path, const char *what, int ret)
 	snprintf(why, cap, "%s: %s%s%s", path, what, ret != 0 ? ": " : "", text);
 }
 
-/* Parse @buf (NUL-terminated, @len without the NUL) into @pk. */
+/*
+ * The bytes mbedTLS parses each lane's key from: the file as it is, or, for
+ * a PKCS#8 key encrypted with PBES2 (PEM or DER), the PrivateKeyInfo
+ * decrypted once here.
+ */
+struct key_bytes {
+	const uint8_t *p;
+	size_t len;		/* the file's without its NUL */
+	bool is_pbes2;
+	uint8_t *plain;		/* the decrypted key: secret, wiped by key_bytes_clear() */
+	size_t plain_cap;
+};
+
+static void
+key_bytes_clear(struct key_bytes *kb)
+{
+	if (kb->plain != NULL) {
+		ms_wipe(kb->plain, kb->plain_cap);
+		free(kb->plain);
+	}
+	memset(kb, 0, sizeof(*kb));
+}
+
+static bool
+is_pem(const uint8_t *buf, size_t len)
+{
+	return len >= 10 && memcmp(buf, "-----BEGIN", 10) == 0;
+}
+
+/*
+ * Decrypt @der when it is a PBES2 EncryptedPrivateKeyInfo: into kb->plain,
+ * checked to be one DER SEQUENCE (as mbedTLS checks its own decryptions),
+ * else the passphrase was wrong. @derive false: only say whether it is one.
+ */
 static ms_err
-parse_key(mbedtls_pk_context *pk, const uint8_t *buf, size_t len, const struct ms_pin *pass,
+pbes2_unwrap(const uint8_t *der, size_t der_len, const struct ms_pin *pass, bool derive,
+	     struct key_bytes *kb, const char *path, char *why, size_t why_cap)
+{
+	struct ms_pbes2 p;
+	struct ms_span body = { NULL, 0 };
+	char detail[256] = "";
+	size_t plain_len = 0;
+	ms_err err;
+
+	err = ms_signer_pbes2_parse(der, der_len, &p, detail, sizeof(detail));
+	if (err == MS_E_NOTFOUND) {
+		return MS_OK;		/* another format: mbedTLS reads the file */
+	}
+	if (err != MS_OK) {
+		snprintf(why, why_cap, "%s: encrypted PKCS#8 key: %s", path, detail);
+		return err;
+	}
+	kb->is_pbes2 = true;
+	if (!derive) {
+		return MS_OK;
+	}
+	if (pass == NULL || !pass->is_set) {
+		say(why, why_cap, path, "key is encrypted and no passphrase was given", 0);
+		return MS_E_PIN;
+	}
+	kb->plain = malloc(p.data.len);
+	if (kb->plain == NULL) {
+		return MS_E_NOMEM;
+	}
+	kb->plain_cap = p.data.len;
+	err = ms_signer_pbes2_decrypt(&p, (const uint8_t *)pass->buf, pass->len, kb->plain,
+				      kb->plain_cap, &plain_len, detail, sizeof(detail));
+	if (err == MS_OK &&
+	    ms_der_expect_only((struct ms_span){ kb->plain, plain_len }, 0x30, &body) != MS_OK) {
+		err = MS_E_PIN;	/* the padding matched by chance */
+	}
+	if (err == MS_E_PIN) {
+		say(why, why_cap, path, "wrong passphrase for the key, or the key file is corrupted",
+		    0);
+		return err;
+	}
+	if (err != MS_OK) {
+		snprintf(why, why_cap, "%s: encrypted PKCS#8 key: %s", path, detail);
+		return err;
+	}
+	kb->p = kb->plain;
+	kb->len = plain_len;
+	return MS_OK;
+}
+
+/*
+ * The file's bytes, with a PBES2-encrypted key decrypted (@derive) or only
+ * recognised. A PEM file is NUL-terminated (ms_file_read_small()).
+ */
+static ms_err
+key_bytes_get(const uint8_t *buf, size_t len, const struct ms_pin *pass, bool derive,
+	      struct key_bytes *kb, const char *path, char *why, size_t why_cap)
+{
+	mbedtls_pem_context pem;
+	size_t used = 0;
+	int ret;
+	ms_err err = MS_OK;
+
+	kb->p = buf;
+	kb->len = len;
+	if (!is_pem(buf, len)) {
+		return pbes2_unwrap(buf, len, pass, derive, kb, path, why, why_cap);
+	}
+	mbedtls_pem_init(&pem);
+	ret = mbedtls_pem_read_buffer(&pem, "-----BEGIN ENCRYPTED PRIVATE KEY-----",
+				      "-----END ENCRYPTED PRIVATE KEY-----", buf, NULL, 0, &used);
+	if (ret == 0) {
+		err = pbes2_unwrap(pem.buf, pem.buflen, pass, derive, kb, path, why, why_cap);
+	} else if (ret != MBEDTLS_ERR_PEM_NO_HEADER_FOOTER_PRESENT) {
+		say(why, why_cap, path, "cannot parse private key", ret);
+		err = MS_E_MALFORMED;
+	}
+	mbedtls_pem_free(&pem);
+	return err;
+}
+
+/* Parse the key bytes into @pk; @pass only for formats mbedTLS decrypts itself. */
+static ms_err
+parse_key(mbedtls_pk_context *pk, const struct key_bytes *kb, const struct ms_pin *pass,
 	  const char *path, char *why, size_t why_cap)
 {
 	const unsigned char *pw = NULL;
 	size_t pw_len = 0;
+	size_t len = kb->len;
 	int ret;
 
-	if (pass != NULL && pass->is_set) {
+	if (pass != NULL && pass->is_set && !kb->is_pbes2) {
 		pw = (const unsigned char *)pass->buf;
 		pw_len = pass->len;
 	}
 	/* A PEM parse wants the terminating NUL counted in the length. */
-	if (len >= 10 && memcmp(buf, "-----BEGIN", 10) == 0) {
+	if (!kb->is_pbes2 && is_pem(kb->p, len)) {
 		len++;
 	}
-	ret = mbedtls_pk_parse_key(pk, buf, len, pw, pw_len);
+	ret = mbedtls_pk_parse_key(pk, kb->p, len, pw, pw_len);
 	if (ret == MBEDTLS_ERR_PK_PASSWORD_REQUIRED) {
 		say(why, why_cap, path, "key is encrypted and no passphrase was given", 0);
 		return MS_E_PIN;
@@ -230,13 +351,20 @@ parse_key(mbedtls_pk_context *pk, const uint8_t *buf, size_t len, const struct m
 		say(why, why_cap, path, "wrong passphrase for the key", 0);
 		return MS_E_PIN;
 	}
-	if (ret == MBEDTLS_ERR_PKCS5_FEATURE_UNAVAILABLE) {
-		say(why, why_cap, path, "cannot parse private key (mbedTLS 2.28 decrypts PKCS#8 "
-		    "only with DES; re-encrypt with `openssl rsa -traditional -aes256`)", ret);
+	if (ret == MBEDTLS_ERR_PKCS5_FEATURE_UNAVAILABLE ||
+	    ret == MBEDTLS_ERR_PKCS12_FEATURE_UNAVAILABLE || ret == MBEDTLS_ERR_PK_FEATURE_UNAVAILABLE) {
+		say(why, why_cap, path, "cannot parse private key (encrypted in a way modsign "
+		    "does not read: re-encrypt with `openssl pkcs8 -topk8 -v2 aes-256-cbc`)", ret);
+		return MS_E_UNSUPPORTED;
+	}
+	if (ret == MBEDTLS_ERR_PK_UNKNOWN_PK_ALG) {
+		say(why, why_cap, path, "key is neither RSA nor EC", 0);
 		return MS_E_UNSUPPORTED;
 	}
 	if (ret != 0) {
-		say(why, why_cap, path, "cannot parse private key", ret);
+		/* Decrypted with the right passphrase, yet not a key mbedTLS reads. */
+		say(why, why_cap, path, kb->is_pbes2 ? "cannot parse the decrypted private key "
+		    "(modsign reads RSA and EC keys)" : "cannot parse private key", ret);
 		return MS_E_MALFORMED;
 	}
 	if (!mbedtls_pk_can_do(pk, MBEDTLS_PK_RSA) && !mbedtls_pk_can_do(pk, MBEDTLS_PK_ECKEY)) {
@@ -264,20 +392,28 @@ ms_signer_keyfile_is_encrypted(const char *path, int *is_encrypted, char *why, s
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	struct key_bytes kb = { 0 };
 	mbedtls_pk_context pk;
 	ms_err err;
 
 	mbedtls_pk_init(&pk);
+	*is_encrypted = 0;
 	err = read_key_file(path, &buf, &len, why, why_cap);
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = parse_key(&pk, buf, len, NULL, path, why, why_cap);
+	err = key_bytes_get(buf, len, NULL, false, &kb, path, why, why_cap);
+	if (err != MS_OK || kb.is_pbes2) {
+		*is_encrypted = kb.is_pbes2;
+		goto out;
+	}
+	err = parse_key(&pk, &kb, NULL, path, why, why_cap);
 	*is_encrypted = err == MS_E_PIN;
 	if (err == MS_E_PIN) {
 		err = MS_OK;
 	}
 out:
+	key_bytes_clear(&kb);
 	mbedtls_pk_free(&pk);
 	if (buf != NULL) {
 		ms_wipe(buf, len);
@@ -288,11 +424,12 @@ out:
 
 ms_err
 ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lanes,
-		   struct ms_signer **out, char *why, size_t why_cap)
+		       struct ms_signer **out, char *why, size_t why_cap)
 {
 	struct pem_signer *ps = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	struct key_bytes kb = { 0 };
 	ms_err err = MS_E_INTERNAL;
 	int ret;
 
@@ -301,6 +438,11 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 		return MS_E_ARG;
 	}
 	err = read_key_file(path, &buf, &len, why, why_cap);
+	if (err != MS_OK) {
+		goto out;
+	}
+	/* A PBES2 key is derived and decrypted once, whatever the lanes. */
+	err = key_bytes_get(buf, len, pass, true, &kb, path, why, why_cap);
 	if (err != MS_OK) {
 		goto out;
 	}
@@ -321,7 +463,7 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 		mbedtls_pk_init(&ps->lane[i].pk);
 		mbedtls_ctr_drbg_init(&ps->lane[i].drbg);
 		ps->n_lanes = i + 1;
-		err = parse_key(&ps->lane[i].pk, buf, len, pass, path, why, why_cap);
+		err = parse_key(&ps->lane[i].pk, &kb, pass, path, why, why_cap);
 		if (err != MS_OK) {
 			goto out;
 		}
@@ -341,6 +483,7 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 	err = MS_OK;
 out:
 	pem_free(ps == NULL ? NULL : &ps->base);
+	key_bytes_clear(&kb);
 	if (buf != NULL) {
 		ms_wipe(buf, len);
 		free(buf);

@@ -94,14 +94,6 @@ ms_err ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsig
 			      struct ms_signer **out, char *why, size_t why_cap) MS_MUST_CHECK;
 
 /**
- * ms_signer_keyfile_is_encrypted() - whether the key file needs a passphrase.
- * Return: MS_OK with *@is_encrypted set, or the error of reading or parsing
- * it (@why says which).
- */
-ms_err ms_signer_keyfile_is_encrypted(const char *path, int *is_encrypted, char *why,
-				      size_t why_cap) MS_MUST_CHECK;
-
-/**
  * ms_signer_token_new() - a signer over a logged-in token; finds the URI's
  * key (ms_p11_key_find()) and reads its public half. Takes ownership of @p11
  * on success only: on failure the caller reads ms_p11_last_fail() and closes

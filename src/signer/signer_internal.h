@@ -39,4 +39,84 @@ struct ms_signer {
 	unsigned lanes;		/* valid lanes: 0 .. lanes - 1 */
 };
 
+/* ---- keyfile.c ---- */
+
+/**
+ * ms_signer_keyfile_is_encrypted() - whether the key file needs a passphrase
+ * (for the tests and the fuzz target; a run just opens the key).
+ * Return: MS_OK with *@is_encrypted set, or the error of reading or parsing
+ * it (@why says which).
+ */
+ms_err ms_signer_keyfile_is_encrypted(const char *path, int *is_encrypted, char *why,
+				      size_t why_cap) MS_MUST_CHECK;
+
+/* ---- pbes2.c: PKCS#8 EncryptedPrivateKeyInfo with PBES2 (untrusted input) ---- */
+
+/*
+ * The highest PBKDF2 iteration count we derive a key with. OpenSSL 3 writes
+ * 2048 by default; the highest figure current advice gives (OWASP, 2023:
+ * 1,300,000 for HMAC-SHA-1, 600,000 for -SHA-256, 210,000 for -SHA-512) is
+ * well below it, and at it one derivation already takes seconds of CPU
+ * (once per run: lanes share the decrypted key). Above it a hostile or
+ * mistaken key file is refused at once instead of holding up a build for
+ * minutes. Fuzz builds lower it so that a mutated count costs milliseconds.
+ */
+#ifndef MS_PBES2_ITER_MAX
+#define MS_PBES2_ITER_MAX 5000000u
+#endif
+/* Longest salt read; OpenSSL writes 16 bytes (8 before 1.1.1). */
+#define MS_PBES2_SALT_MAX 256
+
+enum ms_pbes2_prf {
+	MS_PBES2_HMAC_SHA1 = 1,
+	MS_PBES2_HMAC_SHA224,
+	MS_PBES2_HMAC_SHA256,
+	MS_PBES2_HMAC_SHA384,
+	MS_PBES2_HMAC_SHA512,
+};
+
+enum ms_pbes2_cipher {
+	MS_PBES2_AES128_CBC = 1,
+	MS_PBES2_AES192_CBC,
+	MS_PBES2_AES256_CBC,
+	MS_PBES2_DES_EDE3_CBC,
+};
+
+/* The parameters of one encrypted key; the spans point into the caller's DER. */
+struct ms_pbes2 {
+	enum ms_pbes2_prf prf;
+	enum ms_pbes2_cipher cipher;
+	uint64_t iterations;	/* 1 .. MS_PBES2_ITER_MAX after a successful parse */
+	struct ms_span salt;	/* 1 .. MS_PBES2_SALT_MAX bytes */
+	struct ms_span iv;	/* one cipher block */
+	struct ms_span data;	/* encryptedData: whole blocks, at least one */
+};
+
+/**
+ * ms_signer_pbes2_parse() - read a DER EncryptedPrivateKeyInfo (RFC 5958)
+ * encrypted with PBES2 (RFC 8018): PBKDF2 with HMAC-SHA-1/224/256/384/512,
+ * AES-128/192/256-CBC or DES-EDE3-CBC. Strict DER, every length checked.
+ * @why (may be NULL) gets a one-line reason on failure.
+ * Return: MS_OK; MS_E_NOTFOUND when @der is not an EncryptedPrivateKeyInfo
+ * with PBES2 (another key format: not ours to judge); MS_E_MALFORMED;
+ * MS_E_UNSUPPORTED (another KDF, PRF or cipher, a salt from otherSource, an
+ * iteration count over MS_PBES2_ITER_MAX). *@out is unspecified on failure.
+ */
+ms_err ms_signer_pbes2_parse(const uint8_t *der, size_t len, struct ms_pbes2 *out, char *why,
+			     size_t why_cap) MS_MUST_CHECK;
+
+/**
+ * ms_signer_pbes2_decrypt() - derive the key from @pass (@pass_len bytes,
+ * may be empty) and decrypt @p's data into @out (@cap >= p->data.len),
+ * checking and removing the padding. The derived key and the cipher state
+ * are wiped; on failure so are the bytes written to @out. @out holds the
+ * secret key: the caller wipes it.
+ * Return: MS_OK with *@out_len set; MS_E_PIN (the padding is wrong: a wrong
+ * passphrase, or a corrupted file); MS_E_NOSPACE; MS_E_ARG (@p not from a
+ * successful parse); MS_E_NOMEM; MS_E_INTERNAL.
+ */
+ms_err ms_signer_pbes2_decrypt(const struct ms_pbes2 *p, const uint8_t *pass, size_t pass_len,
+			       uint8_t *out, size_t cap, size_t *out_len, char *why,
+			       size_t why_cap) MS_MUST_CHECK;
+
 #endif

@@ -13,7 +13,7 @@
 
 #include "common/ms_common.h"
 #include "fuzz.h"
-#include "signer/signer.h"
+#include "signer/signer_internal.h"
 
 #define PASSPHRASE "test-passphrase"
 /* RSA-4096 at most: a larger fuzzed key is refused by capacity, not signed slowly. */

@@ -1,12 +1,13 @@
 #!/bin/bash
 # Regenerates the seed corpus of tests/fuzz/corpus/<target>/ from the TEST-ONLY
-# files of tests/data (deterministic; crash-* reproducers are kept).
+# files of tests/data (deterministic but for the pbes2 and encrypted key seeds:
+# OpenSSL picks their salt and IV; crash-* reproducers are kept).
 # Needs openssl for two SPKI and key conversions. Usage: tests/fuzz/mkcorpus.sh
 set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 cert key list uri pin agent xz zstd gzip; do
+for t in trailer pkcs7 cert key pbes2 list uri pin agent xz zstd gzip; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -delete
 done
@@ -67,6 +68,33 @@ for f in $D/*.key.pem $D/*.key.der; do
 done
 openssl pkey -in $D/ec256.key.pem -outform DER >"$C/key/ec256.key.der"
 openssl pkey -in $D/ec384.key.pem >"$C/key/ec384.pkcs8.key.pem"
+# PKCS#8 encrypted with PBES2 as OpenSSL 3 writes it, passphrase test-passphrase
+# (tests/lib/common.sh KEY_PASS), few iterations so that a run decrypts fast.
+pass=pass:test-passphrase
+openssl pkey -in $D/ec256.key.pem -aes128 -passout $pass >"$C/key/ec256.pbes2-aes128.key.pem"
+openssl pkcs8 -topk8 -in $D/rsa2048.key.pem -v2 des-ede3-cbc -v2prf hmacWithSHA1 -iter 64 \
+	-passout $pass -outform DER >"$C/key/rsa2048.pbes2-des3-sha1.key.der"
+openssl pkcs8 -topk8 -in $D/ec384.key.pem -v2 aes-192-cbc -v2prf hmacWithSHA384 -iter 64 \
+	-passout $pass >"$C/key/ec384.pbes2-aes192-sha384.key.pem"
+
+# pbes2: the DER EncryptedPrivateKeyInfo, every PRF and cipher modsign reads
+# (64 iterations: the target decrypts up to 256), and OpenSSL's default.
+for prf in hmacWithSHA1 hmacWithSHA224 hmacWithSHA256 hmacWithSHA384 hmacWithSHA512; do
+	for c in aes-128-cbc aes-192-cbc aes-256-cbc des-ede3-cbc; do
+		openssl pkcs8 -topk8 -in $D/ec256.key.pem -v2 $c -v2prf $prf -iter 64 \
+			-passout $pass -outform DER >"$C/pbes2/ec256-$c-$prf.der"
+	done
+done
+openssl pkcs8 -topk8 -in $D/rsa2048.key.pem -v2 aes-256-cbc -passout $pass -outform DER \
+	>"$C/pbes2/rsa2048-openssl-default.der"
+openssl pkcs8 -topk8 -in $D/ec256.key.pem -v2 aes-256-cbc -iter 1 -passout $pass -outform DER \
+	>"$C/pbes2/ec256-iter1.der"
+openssl pkcs8 -topk8 -in $D/ec256.key.pem -scrypt -passout $pass -outform DER \
+	>"$C/pbes2/ec256-scrypt.der"
+openssl pkcs8 -topk8 -in $D/ec256.key.pem -v2 camellia-128-cbc -iter 64 -passout $pass \
+	-outform DER >"$C/pbes2/ec256-camellia.der"
+openssl pkcs8 -topk8 -in $D/ec256.key.pem -v1 PBE-SHA1-3DES -iter 64 -passout $pass \
+	-outform DER >"$C/pbes2/ec256-pkcs12-pbe.der"
 
 # list: the --files-from file (each target run reads it in both separator modes).
 printf 'a.ko\nkernel/drivers/b.ko\n' >"$C/list/two"

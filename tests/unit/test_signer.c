@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/signer/signer.h"
+#include "../../src/signer/signer_internal.h"
 #include "test.h"
 #include "test_cms.h"
 
