@@ -31,6 +31,9 @@ endif
 ifneq ($(shell printf '\043include <mbedtls/version.h>\n' | $(CC) $(CPPFLAGS) -E - >/dev/null 2>&1 && echo yes),yes)
 $(error mbedTLS headers not found: install libmbedtls-dev (scripts/install-deps.sh))
 endif
+ifneq ($(shell $(PKG_CONFIG) --exists hogweed nettle && printf '\043include <gmp.h>\n' | $(CC) $(CPPFLAGS) -E - >/dev/null 2>&1 && echo yes),yes)
+$(error nettle's hogweed or GMP not found: install nettle-dev and libgmp-dev (scripts/install-deps.sh))
+endif
 endif
 
 P11_CFLAGS  := $(shell $(PKG_CONFIG) --cflags p11-kit-1 2>/dev/null)
@@ -38,6 +41,9 @@ P11_LIBS    := $(shell $(PKG_CONFIG) --libs p11-kit-1 2>/dev/null || echo -lp11-
 # Debian 12's mbedTLS 2.28 ships no .pc files; 3.x does.
 MBED_CFLAGS := $(shell $(PKG_CONFIG) --cflags mbedx509 mbedcrypto 2>/dev/null)
 MBED_LIBS   := $(shell $(PKG_CONFIG) --libs mbedx509 mbedcrypto 2>/dev/null || echo -lmbedx509 -lmbedcrypto)
+# nettle's hogweed signs RSA with a key file (src/signer/hogweed.c); GMP under it.
+NETTLE_CFLAGS := $(shell $(PKG_CONFIG) --cflags hogweed nettle 2>/dev/null)
+NETTLE_LIBS   := $(shell $(PKG_CONFIG) --libs hogweed nettle 2>/dev/null || echo -lhogweed -lnettle) -lgmp
 
 # Compressed modules (.ko.xz, .ko.zst, .ko.gz): src/modfmt/zcodec_*.c.
 Z_CFLAGS    := $(shell $(PKG_CONFIG) --cflags liblzma libzstd zlib 2>/dev/null)
@@ -45,8 +51,8 @@ Z_LIBS      := $(shell $(PKG_CONFIG) --libs liblzma libzstd zlib 2>/dev/null || 
 
 DEFS    = -DMS_VERSION='"$(VERSION)"'
 # -MMD -MP: each object depends on the headers it includes, found by the compiler.
-ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS) $(Z_CFLAGS) -pthread -MMD -MP $(CPPFLAGS)
-LIBS    = $(P11_LIBS) $(MBED_LIBS) $(Z_LIBS) -pthread
+ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS) $(NETTLE_CFLAGS) $(Z_CFLAGS) -pthread -MMD -MP $(CPPFLAGS)
+LIBS    = $(P11_LIBS) $(MBED_LIBS) $(NETTLE_LIBS) $(Z_LIBS) -pthread
 
 LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c \
                               src/signer/*.c src/agent/*.c))
@@ -130,6 +136,12 @@ build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/
 bench: modsign build/slowtoken.so
 	bench/run.sh
 
+# Not a test: CPU time of RSA signatures with a key file, mbedTLS against
+# nettle side by side (bench/rsa_cpu.c): build/rsa-cpu tests/data/rsa2048.key.pem
+build/rsa-cpu: bench/rsa_cpu.c $(patsubst %.c,$(REL)/%.o,$(LIB_SRC))
+	$(CC) $(ALL_CFLAGS) $(HARDEN) $(CFLAGS) $(LDHARD) $(LDFLAGS) -o $@ bench/rsa_cpu.c \
+		$(patsubst %.c,$(REL)/%.o,$(LIB_SRC)) $(LIBS)
+
 # Boots a kernel that enforces module signatures and loads what modsign signed.
 kernel-check: modsign build/san/modsign
 	tests/kernel/run.sh
@@ -162,7 +174,7 @@ FUZZ_CMS     := $(wildcard src/cms/*.c)
 FUZZ_SRC_trailer           = $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pkcs7             = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_cert              = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
-FUZZ_SRC_key               = tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c $(wildcard src/modfmt/*.c) $(FUZZ_CMS) $(FUZZ_COMMON)
+FUZZ_SRC_key               = tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c $(wildcard src/modfmt/*.c) $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_pbes2             = src/signer/pbes2.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_list              = src/cli_list.c src/cli_msg.c $(FUZZ_COMMON)
 FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)

@@ -108,6 +108,8 @@ label_of() {
 	a_ms_j2) echo "modsign -b -j 2" ;;
 	a_ms_j1_nosync) echo "modsign -b -j 1, fsync disabled (eatmydata)" ;;
 	a_ms_j1_d) echo "modsign -b -j 1 -d (.p7s only)" ;;
+	a_ms_loop) echo "modsign loop, one process per module" ;;
+	a_sfb) echo "sign-file -b (the seed's bulk patch)" ;;
 	b_sf_loop) echo "sign-file (ENGINE, SoftHSM2) loop" ;;
 	b_sf_xargs) echo "sign-file (ENGINE, SoftHSM2), xargs -P 2" ;;
 	b_ms_j1) echo "modsign -b -j 1" ;;
@@ -201,6 +203,20 @@ compute_targets() {
 	T4_VAL=$(calc "${T4_VAL:-n/a} / 1024")
 	T4=$(verdict "$T4_VAL" "<" 64)
 	T4_TEXT="$(fmt '%.1f' "$T4_VAL") MiB, highest of all runs (PEM key $(fmt '%.1f' "$(calc "$rss_a / 1024")") MiB, SoftHSM2 $(fmt '%.1f' "$(calc "$rss_b / 1024")") MiB)"
+
+	# Issue 18: a PEM key one process per module, and in bulk against the seed's -b.
+	local pem_loop ms_loop sfb j1
+	pem_loop=$(median_of a_sf_loop)
+	ms_loop=$(median_of a_ms_loop)
+	T5_VAL=$(ratio "$pem_loop" "$ms_loop")
+	T5=$(verdict "$T5_VAL" ">=" 1)
+	T5_TEXT="${T5_VAL}x (sign-file loop $pem_loop s, modsign loop $ms_loop s; CPU $(ratio "$(cpu_of a_sf_loop)" "$(cpu_of a_ms_loop)")x)"
+	sfb=$(median_of a_sfb)
+	j1=$(median_of a_ms_j1)
+	j2=$(median_of a_ms_j2)
+	T6_VAL=$(ratio "$sfb" "$j2")
+	T6=$([ "$T6_VAL" = n/a ] && echo "NOT MEASURED" || echo "reported")
+	T6_TEXT="sign-file -b / modsign -b -j 2 = ${T6_VAL}x, / modsign -b -j 1 = $(ratio "$sfb" "$j1")x (sign-file -b $sfb s on one core, modsign -j 2 $j2 s, -j 1 $j1 s; CPU sign-file -b / -j 1 = $(ratio "$(cpu_of a_sfb)" "$(cpu_of a_ms_j1)")x)"
 }
 
 # slow_calls LOG: how many of each token call a slowtoken log shows, and the
@@ -329,6 +345,8 @@ medians with min and max. The keys are the TEST-ONLY keys of \`tests/data\`.
 | PEM key, $nsample modules, both on two cores: \`modsign -b -j 2\` at least 1.5x faster than \`xargs -P 2\` sign-file | $T2_TEXT | **$T2** |
 | HSM-like token: \`modsign -b\` wall time within 5% of the floor | $T3_TEXT | **$T3** |
 | Full set ($FULL_N modules): peak RSS of \`modsign -b\` under 64 MiB | $T4_TEXT | **$T4** |
+| PEM key, $nsample modules, one process per module (as kbuild calls sign-file): the modsign loop at least as fast as the sign-file loop (issue 18) | $T5_TEXT | **$T5** |
+| PEM key, $nsample modules, bulk: \`modsign -b\` against the seed's \`sign-file -b\` (issue 18: reported) | $T6_TEXT | **$T6** |
 
 The first target sets the sign-file loop as kbuild runs it (one call per
 module, one after the other) against \`modsign -b\` at its default \`-j\`;
@@ -341,6 +359,7 @@ the second sets both on two cores. Each is a ratio of medians of wall time.
 - $("$MODSIGN" --version 2>&1 | head -n 1) (\`$MODSIGN\`)
 - sign-file (PEM): \`$SIGNFILE\` from linux-kbuild-6.1 $(pkgver linux-kbuild-6.1)
 - sign-file (token): \`scripts/sign-file.c\` of linux-source-6.1 $SIGNFILE_SRC_VER built with its OpenSSL ENGINE branch, libengine-pkcs11-openssl $(pkgver libengine-pkcs11-openssl) (libp11)
+- sign-file -b (bulk, PEM): the same \`scripts/sign-file.c\` with \`bench/sign-file-bulk-6.1.patch\` (the seed's patch 1/2, made to apply to 6.1), built against OpenSSL 3 like Debian's
 - SoftHSM2 $(pkgver softhsm2), $(openssl version 2>/dev/null | cut -d' ' -f1-2) (libssl3 $(pkgver libssl3)), mbedTLS $(pkgver libmbedtls-dev), p11-kit $(pkgver libp11-kit0)
 - corpus: $CORPUS_PKG $CORPUS_VER, $FULL_N modules, $(calc "$FULL_BYTES / 1000000") MB uncompressed; sample: $nsample modules, $(calc "$SAMPLE_BYTES / 1000000") MB (entry floor(i x $FULL_N / $nsample) of the sorted list, i = 0..$((nsample - 1)))
 - HSM-like token: \`build/slowtoken.so\` over SoftHSM2 with SLOWTOKEN_INIT_MS=$SLOW_INIT_MS SLOWTOKEN_LOGIN_MS=$SLOW_LOGIN_MS SLOWTOKEN_SIGN_MS=$SLOW_SIGN_MS SLOWTOKEN_SERIAL=1
@@ -363,6 +382,8 @@ $(variant_rows "$nsample" $SECTION_A)
 - two cores each: \`xargs -P 2\` sign-file / \`modsign -b -j 2\` = $(ratio "$(median_of a_sf_xargs)" "$(median_of a_ms_j2)")x in wall time
 - CPU time (user + system of all processes), sign-file loop / \`modsign -b -j 1\` = $(ratio "$(cpu_of a_sf_loop)" "$(cpu_of a_ms_j1)")x, \`xargs -P 2\` / \`modsign -b -j 2\` = $(ratio "$(cpu_of a_sf_xargs)" "$(cpu_of a_ms_j2)")x
 - modsign's own summary, ms per module (median): -j 1 $(own_ms a_ms_j1), -j 2 $(own_ms a_ms_j2), -j 1 without fsync $(own_ms a_ms_j1_nosync), -j 1 -d $(own_ms a_ms_j1_d)
+- one process per module, as kbuild and DKMS call sign-file: sign-file loop / modsign loop = $(ratio "$(median_of a_sf_loop)" "$(median_of a_ms_loop)")x in wall time, $(ratio "$(cpu_of a_sf_loop)" "$(cpu_of a_ms_loop)")x in CPU time
+- bulk against the seed's \`sign-file -b\` (one process, one core): sign-file -b / \`modsign -b -j 1\` = $(ratio "$(median_of a_sfb)" "$(median_of a_ms_j1)")x, / \`modsign -b -j 2\` = $(ratio "$(median_of a_sfb)" "$(median_of a_ms_j2)")x in wall time
 
 EOF
 		where_time_goes
@@ -534,4 +555,6 @@ print_summary() {
 	printf '  %-12s PEM key, two cores, modsign -b -j 2 >= 1.5x xargs -P 2: %s\n' "$T2" "$T2_TEXT"
 	printf '  %-12s HSM-like token, within 5%% of the floor: %s\n' "$T3" "$T3_TEXT"
 	printf '  %-12s full set, peak RSS < 64 MiB: %s\n' "$T4" "$T4_TEXT"
+	printf '  %-12s PEM key, one process per module, modsign loop >= sign-file loop: %s\n' "$T5" "$T5_TEXT"
+	printf '  %-12s PEM key, bulk against the seed'"'"'s sign-file -b: %s\n' "$T6" "$T6_TEXT"
 }

@@ -215,12 +215,14 @@ declare -A CMDTEXT
 # (a) PEM key
 # shellcheck disable=SC2016  # the loop as text, not to expand
 CMDTEXT[a_sf_loop]='for m in $(cat list); do sign-file sha256 rsa2048.key.pem rsa2048.x509.der $m; done'
-a_sf_loop() {
+# each_module CMD...: CMD MODULE for every module of $LIST, one process each, in turn.
+each_module() {
 	local m
 	while IFS= read -r m; do
-		"$SIGNFILE" sha256 "$KEY" "$CERT" "$m" || return 1
+		"$@" "$m" || return 1
 	done < "$LIST"
 }
+a_sf_loop() { each_module "$SIGNFILE" sha256 "$KEY" "$CERT"; }
 CMDTEXT[a_sf_xargs]='xargs -P 2 -n 1 sign-file sha256 rsa2048.key.pem rsa2048.x509.der < list'
 a_sf_xargs() {
 	xargs -d '\n' -P 2 -n 1 -a "$LIST" "$SIGNFILE" sha256 "$KEY" "$CERT"
@@ -235,6 +237,19 @@ CMDTEXT[a_ms_j1_nosync]='eatmydata modsign -b -j 1 --files-from list sha256 rsa2
 a_ms_j1_nosync() { eatmydata /usr/bin/time -f %M -o "$RUN/rss" "$MODSIGN" -b -j 1 --files-from "$LIST" sha256 "$KEY" "$CERT"; }
 CMDTEXT[a_ms_j1_d]='modsign -b -d -j 1 --files-from list sha256 rsa2048.key.pem rsa2048.x509.der'
 a_ms_j1_d() { ms -d -j 1 --files-from "$LIST" sha256 "$KEY" "$CERT"; }
+# modsign as kbuild and DKMS call sign-file: one process per module, in turn
+# (issue 18: at least as fast as the sign-file loop).
+# shellcheck disable=SC2016
+CMDTEXT[a_ms_loop]='for m in $(cat list); do modsign sha256 rsa2048.key.pem rsa2048.x509.der $m; done'
+a_ms_loop() { each_module "$MODSIGN" sha256 "$KEY" "$CERT"; }
+# The seed's bulk sign-file (bench/sign-file-bulk-6.1.patch): one process,
+# key read once, modules signed one after the other on one core.
+CMDTEXT[a_sfb]='sign-file -b sha256 rsa2048.key.pem rsa2048.x509.der $(cat list)   (the seed'"'"'s patch 1/2)'
+a_sfb() {
+	local mods
+	mapfile -t mods < "$LIST"
+	"$SIGNFILE_BULK" -b sha256 "$KEY" "$CERT" "${mods[@]}"
+}
 
 # (b) the same key on SoftHSM2; sign-file is the ENGINE build, libp11 finds
 # the module in PKCS11_MODULE_PATH and the PIN in KBUILD_SIGN_PIN as kbuild
@@ -303,7 +318,7 @@ d_ms_token() { KBUILD_SIGN_PIN=$PIN ms --files-from "$LIST" sha256 "$TOKEN_URI" 
 
 # ---------------------------------------------------------------- sections
 
-SECTION_A="a_sf_loop a_sf_xargs a_ms_j1 a_ms_j2 a_ms_j1_nosync a_ms_j1_d"
+SECTION_A="a_sf_loop a_sf_xargs a_ms_j1 a_ms_j2 a_ms_j1_nosync a_ms_j1_d a_ms_loop a_sfb"
 SECTION_B="b_sf_loop b_sf_xargs b_ms_j1 b_ms_j2 b_ms_def"
 SECTION_C="c_ms_def c_sf_subset"
 SECTION_D="d_ms_pem d_ms_token"
@@ -347,6 +362,7 @@ main() {
 	prepare_corpus
 	say "corpus: $CORPUS_PKG $CORPUS_VER, $FULL_N modules ($FULL_BYTES bytes), sample $SAMPLE_REAL_N ($SAMPLE_BYTES bytes)"
 	build_signfile_engine
+	build_signfile_bulk
 	make_token
 	LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 	SLOW_MISSING=0

@@ -186,6 +186,19 @@ prepare_corpus() {
 	fi
 }
 
+# extract_signfile DEB DIR: a new DIR holding sign-file.c and ssl-common.h
+# of linux-source-6.1's scripts/ (the source tarball sits inside the .deb;
+# only these two files are taken out of it).
+extract_signfile() {
+	rm -rf "$2"
+	mkdir -p "$2"
+	dpkg-deb --fsys-tarfile "$1" |
+		tar -xO ./usr/src/linux-source-6.1.tar.xz |
+		tar -xJ -C "$2" --strip-components=2 \
+			linux-source-6.1/scripts/sign-file.c linux-source-6.1/scripts/ssl-common.h ||
+		die "cannot extract scripts/sign-file.c from $1"
+}
+
 # build_signfile_engine: sets SIGNFILE_ENGINE to sign-file built from Debian's
 # linux-source-6.1 with the OpenSSL ENGINE branch (kernels before 6.12), the
 # only way sign-file reaches a token on Debian 12 (libengine-pkcs11-openssl;
@@ -200,15 +213,7 @@ build_signfile_engine() {
 	SIGNFILE_ENGINE=$dir/sign-file-engine
 	[ -x "$SIGNFILE_ENGINE" ] && return 0
 	say "building sign-file (ENGINE branch) from linux-source-6.1 $ver"
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	# The source tarball sits inside the .deb; only sign-file.c and its
-	# header are taken out of it.
-	dpkg-deb --fsys-tarfile "$deb" |
-		tar -xO ./usr/src/linux-source-6.1.tar.xz |
-		tar -xJ -C "$dir" --strip-components=2 \
-			linux-source-6.1/scripts/sign-file.c linux-source-6.1/scripts/ssl-common.h ||
-		die "cannot extract scripts/sign-file.c from $deb"
+	extract_signfile "$deb" "$dir"
 	# With OpenSSL 3 the file picks the provider branch; force the ENGINE one.
 	sed 's|^#if OPENSSL_VERSION_MAJOR >= 3$|#if 0 /* modsign bench: ENGINE branch forced */|' \
 		"$dir/sign-file.c" > "$dir/sign-file-engine.c"
@@ -217,6 +222,27 @@ build_signfile_engine() {
 	cc -O2 -Wno-deprecated-declarations -I"$dir" -o "$SIGNFILE_ENGINE.tmp" \
 		"$dir/sign-file-engine.c" -lcrypto || die "cannot compile $dir/sign-file-engine.c"
 	mv "$SIGNFILE_ENGINE.tmp" "$SIGNFILE_ENGINE"
+}
+
+# build_signfile_bulk: sets SIGNFILE_BULK to the seed's `sign-file -b` (key
+# and certificate read once, then each module signed in sequence): the same
+# linux-source-6.1 scripts/sign-file.c with bench/sign-file-bulk-6.1.patch
+# (the seed's patch 1/2 made to apply to 6.1), built as the distribution
+# builds sign-file (OpenSSL 3, provider branch).
+build_signfile_bulk() {
+	local deb ver dir
+	deb=$(fetch_deb linux-source-6.1)
+	ver=$(dpkg-deb -f "$deb" Version)
+	dir=$CACHE/sign-file-bulk/$ver-$(md5sum < "$BENCH/sign-file-bulk-6.1.patch" | cut -c1-8)
+	SIGNFILE_BULK=$dir/sign-file-bulk
+	[ -x "$SIGNFILE_BULK" ] && return 0
+	say "building sign-file -b (the seed's patch 1/2) from linux-source-6.1 $ver"
+	extract_signfile "$deb" "$dir"
+	(cd "$dir" && patch -s -p2 < "$BENCH/sign-file-bulk-6.1.patch") ||
+		die "bench/sign-file-bulk-6.1.patch does not apply to linux-source-6.1 $ver"
+	cc -O2 -Wno-deprecated-declarations -I"$dir" -o "$SIGNFILE_BULK.tmp" \
+		"$dir/sign-file.c" -lcrypto || die "cannot compile $dir/sign-file.c"
+	mv "$SIGNFILE_BULK.tmp" "$SIGNFILE_BULK"
 }
 
 # make_token: a SoftHSM2 token with the TEST-ONLY keys (PIN 1234, label

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A signer over a private key file, through mbedTLS: RSA PKCS#1 v1.5 over
- * the DigestInfo cms built (as CKM_RSA_PKCS does), deterministic ECDSA
- * (RFC 6979) giving r||s. Keys mbedTLS reads (PEM, DER, traditional
+ * A signer over a private key file, parsed by mbedTLS: RSA PKCS#1 v1.5 over
+ * the DigestInfo (as CKM_RSA_PKCS signs it) through nettle's hogweed
+ * (hogweed.c), deterministic ECDSA (RFC 6979) through mbedTLS, giving r||s. Keys mbedTLS reads (PEM, DER, traditional
  * encrypted PEM, PKCS#8 with PKCS#12 PBE), and PKCS#8 encrypted with PBES2
  * through pbes2.c. Parses untrusted input.
  */
@@ -26,15 +26,22 @@
 #define KEY_FILE_MAX (64 * 1024)
 #define SPKI_MAX 2600
 
+/*
+ * An EC key is parsed once per lane: an mbedTLS context signs for one thread
+ * at a time. An RSA key is parsed once, into lane 0, and signs through one
+ * nettle copy that every lane reads; each lane has its own random generator.
+ */
 struct pem_lane {
-	mbedtls_pk_context pk;
+	mbedtls_pk_context pk;		/* EC: every lane; RSA: lane 0 only */
 	mbedtls_ctr_drbg_context drbg;	/* RSA blinding, ECDSA blinding */
-	int last_ret;
+	int last_ret;			/* the last mbedTLS error */
+	const char *fail;		/* or what else failed last, static text */
 };
 
 struct pem_signer {
 	struct ms_signer base;		/* first: callers hold a struct ms_signer * */
 	mbedtls_entropy_context entropy;
+	struct ms_hogweed_key *rsa;	/* RSA keys: nettle's copy, shared by the lanes */
 	struct pem_lane *lane;
 	unsigned n_lanes;
 	char path[1024];
@@ -53,35 +60,25 @@ md_type(enum ms_hash_alg alg)
 }
 
 static ms_err
-sign_rsa(struct pem_lane *l, const struct ms_signer_req *req, uint8_t *sig, size_t cap,
-	 size_t *sig_len)
+sign_rsa(const struct ms_hogweed_key *rsa, struct pem_lane *l, const struct ms_signer_req *req,
+	 uint8_t *sig, size_t cap, size_t *sig_len)
 {
-	mbedtls_rsa_context *rsa = mbedtls_pk_rsa(l->pk);
-	size_t n = mbedtls_rsa_get_len(rsa);
 	uint8_t tbs[MS_SIGNER_TBS_MAX];
 	size_t tbs_len = 0;
 	ms_err err;
 
-	if (n > cap) {
-		return MS_E_NOSPACE;
-	}
 	err = ms_cms_tbs_encode(MS_KEY_RSA, req->alg, req->digest, req->digest_len, tbs,
 				sizeof(tbs), &tbs_len);
 	if (err != MS_OK) {
 		return err;
 	}
-	if (n < 11 || tbs_len > n - 11 || tbs_len > 0xffffffffu) {
-		return MS_E_ARG;
+	err = ms_signer_hogweed_sign(rsa, mbedtls_ctr_drbg_random, &l->drbg, tbs, tbs_len, sig,
+				     cap, sig_len);
+	if (err == MS_E_INTERNAL) {
+		l->fail = "nettle: the RSA signature did not check against the public key, "
+			  "or no random bytes for its blinding";
 	}
-	/* MD_NONE: tbs is the whole DigestInfo, padded as CKM_RSA_PKCS pads. */
-	l->last_ret = mbedtls_rsa_rsassa_pkcs1_v15_sign(rsa, mbedtls_ctr_drbg_random, &l->drbg,
-							MBEDTLS_RSA_PRIVATE, MBEDTLS_MD_NONE,
-							(unsigned int)tbs_len, tbs, sig);
-	if (l->last_ret != 0) {
-		return MS_E_INTERNAL;
-	}
-	*sig_len = n;
-	return MS_OK;
+	return err;
 }
 
 /* ECDSA signs the digest itself (CKM_ECDSA's input too). */
@@ -132,7 +129,7 @@ pem_sign(struct ms_signer *base, unsigned lane, const struct ms_signer_req *req,
 		return MS_E_ARG;
 	}
 	if (base->type == MS_KEY_RSA) {
-		return sign_rsa(&ps->lane[lane], req, sig, cap, sig_len);
+		return sign_rsa(ps->rsa, &ps->lane[lane], req, sig, cap, sig_len);
 	}
 	return sign_ec(&ps->lane[lane], req, sig, cap, sig_len);
 }
@@ -168,6 +165,10 @@ pem_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
 	char text[160];
 	int ret = lane < ps->n_lanes ? ps->lane[lane].last_ret : 0;
 
+	if (lane < ps->n_lanes && ps->lane[lane].fail != NULL) {
+		snprintf(buf, cap, "%s: %s", ps->path, ps->lane[lane].fail);
+		return;
+	}
 	mbedtls_strerror(ret, text, sizeof(text));
 	snprintf(buf, cap, "%s: mbedTLS: %s", ps->path, text);
 }
@@ -186,6 +187,7 @@ pem_free(struct ms_signer *base)
 		mbedtls_ctr_drbg_free(&ps->lane[i].drbg);
 	}
 	free(ps->lane);
+	ms_signer_hogweed_free(ps->rsa);
 	mbedtls_entropy_free(&ps->entropy);
 	free(ps);
 }
@@ -463,9 +465,20 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 		mbedtls_pk_init(&ps->lane[i].pk);
 		mbedtls_ctr_drbg_init(&ps->lane[i].drbg);
 		ps->n_lanes = i + 1;
-		err = parse_key(&ps->lane[i].pk, &kb, pass, path, why, why_cap);
-		if (err != MS_OK) {
-			goto out;
+		if (i == 0 || ps->rsa == NULL) {
+			err = parse_key(&ps->lane[i].pk, &kb, pass, path, why, why_cap);
+			if (err != MS_OK) {
+				goto out;
+			}
+		}
+		if (i == 0 && mbedtls_pk_can_do(&ps->lane[0].pk, MBEDTLS_PK_RSA)) {
+			err = ms_signer_hogweed_new(mbedtls_pk_rsa(ps->lane[0].pk), &ps->rsa);
+			if (err != MS_OK) {
+				say(why, why_cap, path, err == MS_E_NOMEM ? "out of memory" :
+				    "nettle refuses the RSA key (it reads moduli up to 16384 bits "
+				    "with their CRT parameters)", 0);
+				goto out;
+			}
 		}
 		ret = mbedtls_ctr_drbg_seed(&ps->lane[i].drbg, mbedtls_entropy_func, &ps->entropy,
 					    (const unsigned char *)personalisation,
@@ -476,7 +489,7 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 			goto out;
 		}
 	}
-	ps->base.type = mbedtls_pk_can_do(&ps->lane[0].pk, MBEDTLS_PK_RSA) ? MS_KEY_RSA : MS_KEY_EC;
+	ps->base.type = ps->rsa != NULL ? MS_KEY_RSA : MS_KEY_EC;
 	ps->base.lanes = lanes;
 	*out = &ps->base;
 	ps = NULL;

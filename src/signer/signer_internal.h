@@ -50,6 +50,41 @@ struct ms_signer {
 ms_err ms_signer_keyfile_is_encrypted(const char *path, int *is_encrypted, char *why,
 				      size_t why_cap) MS_MUST_CHECK;
 
+/* ---- hogweed.c: RSA signatures of key files through nettle ---- */
+
+struct ms_hogweed_key;
+struct mbedtls_rsa_context;
+
+/**
+ * ms_signer_hogweed_new() - nettle's copy of the RSA key mbedTLS parsed
+ * (modulus, exponent and the CRT parameters), for signatures that any
+ * number of threads make at once, each with its own random function.
+ * Return: MS_OK; MS_E_UNSUPPORTED (no CRT parameters, a modulus nettle
+ * refuses or over 16384 bits); MS_E_NOMEM. The copy is wiped when freed.
+ */
+ms_err ms_signer_hogweed_new(const struct mbedtls_rsa_context *rsa,
+			     struct ms_hogweed_key **out) MS_MUST_CHECK;
+
+/* ms_signer_hogweed_size() - the signature length: the modulus in bytes. */
+size_t ms_signer_hogweed_size(const struct ms_hogweed_key *k);
+
+/**
+ * ms_signer_hogweed_sign() - RSASSA-PKCS1-v1_5 (RFC 8017, 8.2.1) over @tbs,
+ * the whole DigestInfo, as CKM_RSA_PKCS signs it; blinded with @f_rng
+ * (an mbedTLS random function and its @p_rng, used by one thread at a time)
+ * and checked with the public key.
+ * Return: MS_OK; MS_E_NOSPACE (@cap below the modulus size); MS_E_ARG
+ * (@tbs too long for the modulus); MS_E_INTERNAL (no randomness, or the
+ * result did not check: a key whose parts do not agree).
+ */
+ms_err ms_signer_hogweed_sign(const struct ms_hogweed_key *k,
+			      int (*f_rng)(void *, unsigned char *, size_t), void *p_rng,
+			      const uint8_t *tbs, size_t tbs_len, uint8_t *sig, size_t cap,
+			      size_t *sig_len) MS_MUST_CHECK;
+
+/* ms_signer_hogweed_free() - wipe and free; NULL is a no-op. */
+void ms_signer_hogweed_free(struct ms_hogweed_key *k);
+
 /* ---- pbes2.c: PKCS#8 EncryptedPrivateKeyInfo with PBES2 (untrusted input) ---- */
 
 /*

@@ -17,7 +17,8 @@ CFLAGS_R="-std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -DMS_VERSION=\"fuzz\"
  -DMS_FUZZ_STDIN -DMS_FUZZ_DATA_DIR=\"$TOP/tests/data\" -DMS_PBES2_ITER_MAX=20000u
  -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 LIBS_R="$(pkg-config --libs p11-kit-1 2>/dev/null || echo -lp11-kit) -lmbedx509 -lmbedcrypto
- $(pkg-config --libs liblzma libzstd zlib 2>/dev/null || echo -llzma -lzstd -lz) -lpthread"
+ -lhogweed -lnettle -lgmp $(pkg-config --libs liblzma libzstd zlib 2>/dev/null || echo -llzma -lzstd -lz)
+ -lpthread"
 
 # The library sources each target needs (as FUZZ_SRC_* in the Makefile).
 common="src/common/*.c"
@@ -25,7 +26,7 @@ srcs_for() {
 	case $1 in
 	trailer) echo src/modfmt/*.c $common ;;
 	pkcs7 | cert) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
-	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/modfmt/*.c src/cms/*.c $common ;;
+	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c src/modfmt/*.c src/cms/*.c $common ;;
 	pbes2) echo src/signer/pbes2.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c $common ;;
 	uri) echo src/pkcs11/*.c $common ;;

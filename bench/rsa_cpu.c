@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * CPU time of RSA PKCS#1 v1.5 signatures with a key file, side by side:
+ * mbedTLS 2.28 (mbedtls_rsa_rsassa_pkcs1_v15_sign, blinded) against nettle's
+ * hogweed (rsa_pkcs1_sign_tr through src/signer/hogweed.c: blinded,
+ * side-channel-silent, checked). The two run in interleaved batches (A B,
+ * B A, ...), each batch timed with the process's CPU clock (user + system),
+ * so that a busy shared machine hits both alike; the medians and their ratio
+ * are printed. Every signature of both is compared byte for byte.
+ *
+ * Usage: build/rsa-cpu KEY.pem [ROUNDS [BATCH]]   (make build/rsa-cpu)
+ * Not a test and not part of `make bench`: the decision figure for issue 18.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/rsa.h>
+
+#include "../src/signer/signer_internal.h"
+
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	/* DigestInfo of SHA-256 over 32 bytes of 0x5a: what a module signature signs. */
+	uint8_t tbs[51] = { 0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65,
+			    0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20 };
+	static uint8_t a[MS_SIG_MAX], b[MS_SIG_MAX];
+	int rounds = argc > 2 ? atoi(argv[2]) : 15;
+	int batch = argc > 3 ? atoi(argv[3]) : 200;
+	double *ta, *tb;
+	mbedtls_pk_context pk;
+	mbedtls_entropy_context ent;
+	mbedtls_ctr_drbg_context drbg;
+	struct ms_hogweed_key *hog = NULL;
+	size_t n, len = 0;
+
+	if (argc < 2 || rounds < 1 || batch < 1) {
+		fprintf(stderr, "usage: %s KEY.pem [ROUNDS [BATCH]]\n", argv[0]);
+		return 2;
+	}
+	memset(tbs + 19, 0x5a, 32);
+	mbedtls_pk_init(&pk);
+	mbedtls_entropy_init(&ent);
+	mbedtls_ctr_drbg_init(&drbg);
+	if (mbedtls_pk_parse_keyfile(&pk, argv[1], NULL) != 0 ||
+	    !mbedtls_pk_can_do(&pk, MBEDTLS_PK_RSA) ||
+	    mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &ent, NULL, 0) != 0 ||
+	    ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &hog) != MS_OK) {
+		fprintf(stderr, "%s: cannot load the RSA key\n", argv[1]);
+		return 1;
+	}
+	n = mbedtls_rsa_get_len(mbedtls_pk_rsa(pk));
+	ta = calloc((size_t)rounds, sizeof(*ta));
+	tb = calloc((size_t)rounds, sizeof(*tb));
+	if (ta == NULL || tb == NULL) {
+		return 1;
+	}
+	for (int r = 0; r < rounds; r++) {
+		for (int half = 0; half < 2; half++) {
+			int nettle_first = r % 2;
+			int use_nettle = half == 0 ? nettle_first : !nettle_first;
+			double t0 = cpu_now();
+
+			for (int i = 0; i < batch; i++) {
+				if (use_nettle) {
+					if (ms_signer_hogweed_sign(hog, mbedtls_ctr_drbg_random, &drbg, tbs,
+								   sizeof(tbs), b, sizeof(b), &len) != MS_OK) {
+						fprintf(stderr, "nettle signature failed\n");
+						return 1;
+					}
+				} else if (mbedtls_rsa_rsassa_pkcs1_v15_sign(mbedtls_pk_rsa(pk),
+									     mbedtls_ctr_drbg_random, &drbg,
+									     MBEDTLS_RSA_PRIVATE,
+									     MBEDTLS_MD_NONE, sizeof(tbs), tbs,
+									     a) != 0) {
+					fprintf(stderr, "mbedTLS signature failed\n");
+					return 1;
+				}
+			}
+			(use_nettle ? tb : ta)[r] = (cpu_now() - t0) / batch * 1000;
+		}
+		if (len != n || memcmp(a, b, n) != 0) {
+			fprintf(stderr, "the two signatures differ\n");
+			return 1;
+		}
+	}
+	printf("RSA-%zu, %d rounds of %d signatures each, interleaved; CPU ms per signature\n",
+	       n * 8, rounds, batch);
+	for (int r = 0; r < rounds; r++) {
+		printf("  round %2d: mbedTLS %.3f  nettle %.3f\n", r + 1, ta[r], tb[r]);
+	}
+	{
+		double ma = median(ta, rounds), mb = median(tb, rounds);
+
+		printf("median: mbedTLS %.3f ms, nettle (hogweed, _tr) %.3f ms; mbedTLS / nettle = "
+		       "%.2fx; signatures identical\n", ma, mb, ma / mb);
+	}
+	ms_signer_hogweed_free(hog);
+	mbedtls_pk_free(&pk);
+	mbedtls_ctr_drbg_free(&drbg);
+	mbedtls_entropy_free(&ent);
+	free(ta);
+	free(tb);
+	return 0;
+}
