@@ -19,7 +19,7 @@ make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || {
 # Each test sets its own SLOWTOKEN_* variables, for one command only.
 unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
 	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
-	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG
+	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG SLOWTOKEN_EXCLUSIVE
 
 N=10
 "$TOP/tests/lib/mkmodule.sh" "$T/src" "$N" 4 >/dev/null
@@ -150,6 +150,33 @@ overlaps=$(sed -n 's/.* span=\([0-9]*\)-\([0-9]*\) .*/\1 \2/p' "$LOG" | sort -n 
 [ "$wall_ms" -ge $((N * 20 + 50 + 30)) ] &&
 	t_pass "SERIAL=1, -j 2: the run lasts at least the sum of the sleeps" ||
 	t_fail "SERIAL=1, -j 2: the run lasts at least the sum of the sleeps" "$wall_ms ms"
+
+# --- one process at a time (SLOWTOKEN_EXCLUSIVE) --------------------------
+
+# Single-module runs, two at a time: each process holds the token from
+# within its C_Initialize to within its C_Finalize, so no two processes'
+# spans from the end of C_Initialize to the start of C_Finalize overlap.
+fresh
+for m in "$T"/w/*.ko; do
+	echo "$m"
+done | SLOWTOKEN_LOG=$LOG SLOWTOKEN_EXCLUSIVE=$T/token.lock KBUILD_SIGN_PIN=$PIN \
+	xargs -P 2 -I {} "$MODSIGN" sha256 "$uri" "$cert" {} >"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+signed=0
+for m in "$T"/w/*.ko; do
+	same "$T/ref/$(basename "$m")" "$m" && signed=$((signed + 1))
+done
+overlaps=$(awk '$1 == "C_Initialize" || $1 == "C_Finalize" {
+		split($5, s, "[=-]"); sub("pid=", "", $6)
+		if ($1 == "C_Initialize") b[$6] = s[3]; else e[$6] = s[2]
+	} END { for (p in b) print b[p], e[p] }' "$LOG" | sort -n |
+	awk 'NR > 1 && $1 < end { n++ } { if ($2 > end) end = $2 } END { print n + 0 }')
+[ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Initialize CKR_OK)" -eq "$N" ] &&
+	[ "$(n_calls C_Finalize CKR_OK)" -eq "$N" ] && [ "$overlaps" -eq 0 ] &&
+	t_pass "EXCLUSIVE: $N processes two at a time, each alone on the token from C_Initialize to C_Finalize" ||
+	t_fail "EXCLUSIVE: $N processes two at a time, each alone on the token" \
+		"status $rc, $signed signed, $overlaps overlaps" "$(tail -n 5 "$T/out")"
 
 # --- token faults ---------------------------------------------------------
 

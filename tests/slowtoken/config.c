@@ -192,6 +192,10 @@ st_config_read(struct st_config *cfg, const char *const *names, size_t n_names,
 	ok = read_ulong("SLOWTOKEN_MAX_SESSIONS", &max) && ok;
 	cfg->max_sessions = max;
 	ok = read_faults(cfg, names, n_names, sign_fn) && ok;
+	s = getenv("SLOWTOKEN_EXCLUSIVE");
+	if (s != NULL && *s != '\0') {
+		cfg->exclusive = s;
+	}
 	s = getenv("SLOWTOKEN_LOG");
 	if (s != NULL && *s != '\0') {
 		cfg->log_fd = open(s, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +150,7 @@ static uint64_t st_latency_ns[ST_N];	/* C_Sign's is applied in sp_C_Sign */
 static atomic_ulong st_calls[ST_N];
 static atomic_ulong st_sessions;	/* sessions opened through us, still open */
 static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
+static int st_exclusive_fd = -1;	/* SLOWTOKEN_EXCLUSIVE: held from C_Initialize to C_Finalize */
 
 struct st_call {
 	enum st_fn fn;
@@ -357,17 +359,69 @@ sp_C_GetFunctionList(const struct st_call *c, CK_FUNCTION_LIST_PTR_PTR l)
 	return CKR_OK;
 }
 
+/*
+ * SLOWTOKEN_EXCLUSIVE: one process on the token at a time, as a card one
+ * PC/SC client holds. SoftHSM2 2.6.1's file store fails now and then when two
+ * processes start on one token at the same moment; a real token arbitrates.
+ * The lock is taken before the real C_Initialize and dropped after the real
+ * C_Finalize (or by the process's exit). The wait counts as C_Initialize's
+ * service time in the log.
+ */
+static CK_RV
+exclusive_take(void)
+{
+	int fd;
+
+	if (st_cfg.exclusive == NULL || st_exclusive_fd >= 0) {
+		return CKR_OK;
+	}
+	fd = open(st_cfg.exclusive, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "slowtoken: SLOWTOKEN_EXCLUSIVE=%s: %s\n", st_cfg.exclusive,
+			strerror(errno));
+		return CKR_GENERAL_ERROR;
+	}
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "slowtoken: flock %s: %s\n", st_cfg.exclusive, strerror(errno));
+			close(fd);
+			return CKR_GENERAL_ERROR;
+		}
+	}
+	st_exclusive_fd = fd;
+	return CKR_OK;
+}
+
+static void
+exclusive_drop(void)
+{
+	if (st_exclusive_fd >= 0) {
+		close(st_exclusive_fd);	/* releases the flock */
+		st_exclusive_fd = -1;
+	}
+}
+
 /* The arguments (CKF_OS_LOCKING_OK, mutex callbacks) are forwarded as they are. */
 static CK_RV
 sp_C_Initialize(const struct st_call *c, CK_VOID_PTR a)
 {
+	CK_RV rv;
+
 	if (c->fault != NULL) {
 		return c->fault->rv;
 	}
 	if (!st_cfg_ok) {
 		return CKR_GENERAL_ERROR;
 	}
-	return ST_REAL(C_Initialize, (a));
+	rv = exclusive_take();
+	if (rv != CKR_OK) {
+		return rv;
+	}
+	rv = ST_REAL(C_Initialize, (a));
+	if (rv != CKR_OK && rv != CKR_CRYPTOKI_ALREADY_INITIALIZED) {
+		exclusive_drop();
+	}
+	return rv;
 }
 
 static CK_RV
@@ -381,6 +435,7 @@ sp_C_Finalize(const struct st_call *c, CK_VOID_PTR r)
 	rv = ST_REAL(C_Finalize, (r));
 	if (rv == CKR_OK) {
 		atomic_store(&st_sessions, 0);
+		exclusive_drop();
 	}
 	return rv;
 }

@@ -36,6 +36,7 @@ struct st_config {
 	struct st_fault faults[ST_FAULTS_MAX];
 	size_t n_faults;
 	int log_fd;		/* -1: no log */
+	const char *exclusive;	/* SLOWTOKEN_EXCLUSIVE: lock file, or NULL */
 };
 
 /*
