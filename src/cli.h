@@ -29,6 +29,8 @@ enum ms_signed_policy {
 	MS_SIGNED_APPEND,	/* --append: sign-file's way, a signature around the old one */
 	MS_SIGNED_REPLACE,	/* --replace: strip the old signature, then sign */
 	MS_SIGNED_SKIP,		/* --skip-signed: leave it if it verifies against the cert */
+	MS_SIGNED_KBUILD,	/* run as "sign-file", no policy option: leave it if it
+				 * verifies with this cert and hash, else as --append */
 };
 
 struct ms_opts {

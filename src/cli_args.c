@@ -129,10 +129,60 @@ parse_bulk(int argc, char **argv, struct ms_opts *o)
 	return MS_EXIT_OK;
 }
 
+/* sign-file's own form: hash key x509 module [dest], or -s raw-sig hash x509 module [dest]. */
+static int
+parse_single(int argc, char **argv, struct ms_opts *o)
+{
+	if (argc < 4 || argc > 5) {
+		return usage();
+	}
+	if (o->raw_sig) {
+		if (o->p7s_only || o->use_skid || o->signed_policy == MS_SIGNED_SKIP) {
+			ms_cli_error("-s appends a finished signature: -d, -k and --skip-signed "
+				     "do not apply");
+			return usage();
+		}
+		o->raw_sig_path = argv[0];
+		o->hash_name = argv[1];
+	} else {
+		o->hash_name = argv[0];
+		o->key = argv[1];
+	}
+	o->x509 = argv[2];
+	o->module = argv[3];
+	/* As sign-file: a dest equal to the module means in place. */
+	if (argc == 5 && strcmp(argv[3], argv[4]) != 0) {
+		o->dest = argv[4];
+	}
+	return MS_EXIT_OK;
+}
+
+/*
+ * Run under the name "sign-file": modsign installed as a kernel tree's
+ * scripts/sign-file, called as kbuild (modules_install, modules_sign) and
+ * DKMS call sign-file. A drop-in must not fail a build that worked with
+ * sign-file, and `make modules_sign` after a signing `modules_install` hands
+ * it modules that are signed already: without a policy option those are
+ * left alone when their signature verifies with this certificate and hash
+ * (nothing to do, and re-runs do not grow the module), and otherwise
+ * signed around the old signature, as sign-file does. A dest, -p, -d or -s
+ * always get sign-file's way. Typed as "modsign", the refusal stays.
+ */
+static bool
+run_as_sign_file(const char *argv0)
+{
+	const char *slash = argv0 != NULL ? strrchr(argv0, '/') : NULL;
+	const char *base = slash != NULL ? slash + 1 : argv0;
+
+	return base != NULL && strcmp(base, "sign-file") == 0;
+}
+
 int
 ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 {
+	const char *argv0 = argc > 0 ? argv[0] : NULL;
 	int opt;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->token_timeout = 120;
@@ -223,29 +273,10 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	}
 	argc -= optind;
 	argv += optind;
-	if (o->bulk) {
-		return parse_bulk(argc, argv, o);
+	rc = o->bulk ? parse_bulk(argc, argv, o) : parse_single(argc, argv, o);
+	if (rc == MS_EXIT_OK && o->signed_policy == MS_SIGNED_REFUSE && run_as_sign_file(argv0)) {
+		o->signed_policy = o->raw_sig || o->dest != NULL || o->save_p7s ?
+				   MS_SIGNED_APPEND : MS_SIGNED_KBUILD;
 	}
-	if (argc < 4 || argc > 5) {
-		return usage();
-	}
-	if (o->raw_sig) {
-		if (o->p7s_only || o->use_skid || o->signed_policy == MS_SIGNED_SKIP) {
-			ms_cli_error("-s appends a finished signature: -d, -k and --skip-signed "
-				     "do not apply");
-			return usage();
-		}
-		o->raw_sig_path = argv[0];
-		o->hash_name = argv[1];
-	} else {
-		o->hash_name = argv[0];
-		o->key = argv[1];
-	}
-	o->x509 = argv[2];
-	o->module = argv[3];
-	/* As sign-file: a dest equal to the module means in place. */
-	if (argc == 5 && strcmp(argv[3], argv[4]) != 0) {
-		o->dest = argv[4];
-	}
-	return MS_EXIT_OK;
+	return rc;
 }

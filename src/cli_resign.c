@@ -3,7 +3,9 @@
  * Modules that already end with a signature: refused (default), signed
  * around it (--append, as sign-file does), re-signed from the unsigned
  * bytes (--replace), or left alone when the signature already verifies
- * against the run's certificate (--skip-signed).
+ * against the run's certificate (--skip-signed). Run as "sign-file"
+ * without one of those options (cli_args.c says why): left alone when it
+ * verifies with the run's certificate and hash, else signed around it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +17,12 @@
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
- * against @cert: MS_OK yes, MS_E_MISMATCH no (@why says why), else an error.
+ * against @cert (and, when @want_hash is not 0, uses only that digest):
+ * MS_OK yes, MS_E_MISMATCH no (@why says why), else an error.
  */
 static ms_err
 verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
-	      const struct ms_cms_cert *cert, const char **why)
+	      const struct ms_cms_cert *cert, enum ms_hash_alg want_hash, const char **why)
 {
 	struct ms_pkcs7 msg;
 	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
@@ -42,6 +45,13 @@ verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 		goto out;
 	}
 	n_algs = ms_pkcs7_digest_algs(&msg, algs, MS_PKCS7_SIGNERS_MAX);
+	for (size_t i = 0; want_hash != 0 && i < n_algs; i++) {
+		if (algs[i] != want_hash) {
+			*why = "signed with another hash";
+			err = MS_E_MISMATCH;
+			goto out;
+		}
+	}
 	err = ms_cli_payload_digest(mf, l->payload_len, algs, n_algs, dg, NULL);
 	if (err != MS_OK) {
 		goto out;
@@ -87,6 +97,23 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 	if (policy == MS_SIGNED_APPEND) {
 		return MS_OK;	/* sign-file's way: the old signature becomes payload */
 	}
+	if (policy == MS_SIGNED_KBUILD) {
+		if (err == MS_OK) {
+			err = verifies_with(mf, &l, job->cert, job->hash, &why);
+		}
+		if (err == MS_OK) {
+			*skip = true;	/* signed by this key with this hash: nothing to do */
+			return MS_OK;
+		}
+		if (err != MS_E_MISMATCH && err != MS_E_MALFORMED) {
+			say_why(mf, path, "checking its signature", err);
+			return err;
+		}
+		ms_cli_warn("%s: already signed, but not with %s and %s (%s): signed around the "
+			    "old signature, as sign-file does", path, job->opts->hash_name,
+			    job->opts->x509, why != NULL ? why : "malformed");
+		return MS_OK;
+	}
 	if (err == MS_E_MALFORMED) {
 		ms_cli_error("%s: ends with a module signature marker but a broken trailer "
 			     "(%s); left as it is", path, why != NULL ? why : "malformed");
@@ -101,7 +128,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 		return MS_OK;
 	}
 	if (policy == MS_SIGNED_SKIP) {
-		err = verifies_with(mf, &l, job->cert, &why);
+		err = verifies_with(mf, &l, job->cert, 0, &why);
 		if (err == MS_OK) {
 			*skip = true;
 			return MS_OK;
