@@ -1,0 +1,469 @@
+# Shared by the kernel-check scripts (tests/kernel/{sign,kbuild,k612}.sh),
+# sourced after tests/lib/common.sh. Builds (and caches) the test kernels,
+# packs initramfs images of cases, boots them under qemu and checks what the
+# kernel said about each case. See tests/kernel/README.md.
+#
+# Environment: MODSIGN_KERNEL_CACHE (cache directory), MODSIGN_KERNEL_TIMEOUT
+# (seconds for one qemu run, default 600), MODSIGN_KERNEL_JOBS (make -j,
+# default 2), MODSIGN (the modsign binary, default ./modsign),
+# MODSIGN_KERNEL_KEEP=1 (keep the work directory and print its path).
+
+KDIR=$TOP/tests/kernel
+CACHE=${MODSIGN_KERNEL_CACHE:-/var/cache/modsign-kernel}
+TIMEOUT=${MODSIGN_KERNEL_TIMEOUT:-600}
+JOBS=${MODSIGN_KERNEL_JOBS:-2}
+BUSYBOX=/bin/busybox
+# Bumped when the way a kernel is built changes, to invalidate the cache.
+RECIPE=2
+# How many kernel builds the cache keeps (the most recently used).
+KEEP_BUILDS=4
+
+# --- helpers -----------------------------------------------------------
+
+# die MESSAGE...: a setup step failed; report it as a failed case and stop.
+die() {
+	t_fail "setup" "$@"
+	kc_done
+	exit 1
+}
+
+kc_done() {
+	phase ""
+	echo "$KC_NAME: $t_passed passed, $t_failed failed"
+	[ "$t_failed" -eq 0 ]
+}
+
+# cpu_s: CPU seconds (user + system) this shell and its finished children
+# used so far, from the last `times` written to $T/.times (which must run in
+# this shell, not in a $(...) subshell). Unlike wall time it hardly depends
+# on what else the machine runs, so it tells what a phase costs on an idle
+# one.
+cpu_s() {
+	awk '{ for (i = 1; i <= NF; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } }
+		END { printf "%d", s }' "$T/.times"
+}
+
+# phase NAME: prints how long the previous phase took, in wall and CPU time.
+phase_start=$(date +%s)
+phase_cpu=0
+phase_name=""
+phase() {
+	local now cpu=0
+	now=$(date +%s)
+	if [ -n "${T:-}" ] && [ -d "$T" ]; then
+		times >"$T/.times"
+		cpu=$(cpu_s)
+	fi
+	[ -n "$phase_name" ] &&
+		echo "TIME $KC_NAME $phase_name: $((now - phase_start))s (CPU $((cpu - phase_cpu))s)"
+	phase_start=$now
+	phase_cpu=$cpu
+	phase_name=$1
+}
+
+quietly() {
+	"$@" >"$T/.cmd" 2>&1 || die "command failed: $*" "$(tail -n 25 "$T/.cmd")"
+}
+
+need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null 2>&1 ||
+			die "$tool not found: install the packages listed in tests/kernel/README.md"
+	done
+}
+
+# flip_byte FILE OFFSET: XOR one byte with 0x01 in place.
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' ')
+	set_byte "$1" "$2" $((b ^ 1))
+}
+
+# set_byte FILE OFFSET VALUE: overwrite one byte in place.
+set_byte() {
+	printf '%b' "$(printf '\\%03o' "$3")" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+size_of() {
+	stat -c %s "$1"
+}
+
+# is_signed FILE: the file ends in the module signature marker.
+is_signed() {
+	tail -c 28 "$1" | grep -q 'Module signature appended'
+}
+
+# kc_setup NAME: the work directory, the tools every script needs, the cache.
+kc_setup() {
+	KC_NAME=$1
+	t_setup
+	[ "${MODSIGN_KERNEL_KEEP:-0}" = 1 ] && trap 'echo "kept $T"' EXIT
+	need apt-get dpkg-deb tar xz make gcc flex bison bc openssl cpio gzip flock \
+		qemu-system-x86_64 timeout sha256sum softhsm2-util pkcs11-tool readelf
+	[ -x "$MODSIGN" ] || die "$MODSIGN not built: run make modsign"
+	[ -x "$BUSYBOX" ] || die "$BUSYBOX missing: install busybox-static"
+	readelf -l "$BUSYBOX" 2>/dev/null | grep -q 'INTERP' &&
+		die "$BUSYBOX is dynamically linked: install busybox-static"
+	mkdir -p "$CACHE" 2>/dev/null && [ -w "$CACHE" ] ||
+		die "cache directory $CACHE is not writable: set MODSIGN_KERNEL_CACHE"
+	CACHE=$(cd "$CACHE" && pwd)
+	# Every kernel trusts the TEST-ONLY certificates (and the key its build
+	# generates); other-rsa2048 stays untrusted.
+	cat "$DATA"/rsa2048.x509.pem "$DATA"/rsa4096.x509.pem "$DATA"/ec256.x509.pem \
+		"$DATA"/ec384.x509.pem "$DATA"/ec521.x509.pem >"$T/trusted.pem"
+}
+
+# --- kernels -----------------------------------------------------------
+
+# kc_source PKG: Debian's source package PKG (linux-source-6.1, ...),
+# downloaded and unpacked in the cache. Sets SRC and DEBVER.
+kc_source() {
+	local pkg=$1 deb f srcdir
+	phase "download $pkg"
+	mkdir -p "$CACHE/deb"
+	deb=$(ls "$CACHE"/deb/"${pkg}"_*_all.deb 2>/dev/null | sort -V | tail -n 1)
+	if [ -z "$deb" ]; then
+		rm -rf "$CACHE/deb/.partial"
+		mkdir -p "$CACHE/deb/.partial"
+		if ! (cd "$CACHE/deb/.partial" && apt-get download "$pkg") >"$T/.cmd" 2>&1; then
+			if [ "$(id -u)" -eq 0 ]; then
+				apt-get update >/dev/null 2>&1
+				(cd "$CACHE/deb/.partial" && apt-get download "$pkg") >"$T/.cmd" 2>&1 ||
+					die "apt-get download $pkg failed" "$(tail -n 5 "$T/.cmd")"
+			else
+				die "apt-get download $pkg failed (apt-get update first?)" "$(tail -n 5 "$T/.cmd")"
+			fi
+		fi
+		for f in "$CACHE"/deb/.partial/"${pkg}"_*_all.deb; do
+			dpkg-deb --info "$f" >/dev/null 2>&1 || die "apt-get download gave a broken $f"
+			mv "$f" "$CACHE/deb/"
+		done
+		rm -rf "$CACHE/deb/.partial"
+		deb=$(ls "$CACHE"/deb/"${pkg}"_*_all.deb 2>/dev/null | sort -V | tail -n 1)
+		[ -n "$deb" ] || die "apt-get download $pkg left no .deb in $CACHE/deb"
+		echo "downloaded $(basename "$deb")"
+	fi
+	DEBVER=$(basename "$deb" _all.deb)
+	DEBVER=${DEBVER#"${pkg}"_}
+
+	phase "extract $pkg"
+	# A Debian version may hold '~', which kbuild paths had better not.
+	srcdir=$CACHE/src-${DEBVER//\~/_}
+	SRC=$srcdir/$pkg
+	if [ ! -e "$srcdir/.done" ]; then
+		rm -rf "$srcdir"
+		mkdir -p "$srcdir"
+		dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" |
+			nice -n 10 tar -xJ -C "$srcdir" ||
+			die "unpacking $deb failed"
+		[ -f "$SRC/Makefile" ] || die "no $SRC/Makefile after unpacking $deb"
+		touch "$srcdir/.done"
+		echo "unpacked $pkg $DEBVER"
+	fi
+}
+
+# kc_kernel NAME PKG FRAGMENT...: the kernel of Debian's source package PKG,
+# `make tinyconfig` plus the config FRAGMENTs (files in tests/kernel) and
+# CONFIG_SYSTEM_TRUSTED_KEYS, built with `make bzImage modules` under
+# nice. Cached in $CACHE/build-<key>, the key a hash of everything that goes
+# into it. With KC_SEED set to another build's directory (a kernel that
+# differs in a few options), a cold build starts from a copy of that one's
+# objects and kbuild recompiles only what the changed options touch.
+# Sets SRC, OBJ (the build tree), KB (its cache directory) and KVER.
+kc_kernel() {
+	local name=$1 pkg=$2 key frag line opt missing old
+	shift 2
+	# One lock for the downloads and unpacking, one per build: runs that
+	# need different kernels do not wait for each other's builds.
+	exec 9>"$CACHE/.lock"
+	flock 9 || die "cannot lock $CACHE/.lock"
+	kc_source "$pkg"
+	exec 9>&-
+	for frag in "$@"; do
+		[ -f "$KDIR/$frag" ] || die "no config fragment $KDIR/$frag"
+	done
+	key=$({ echo "recipe $RECIPE $pkg $DEBVER"; gcc --version | head -n 1;
+		for frag in "$@"; do cat "$KDIR/$frag"; done; cat "$T/trusted.pem"; } |
+		sha256sum | cut -c 1-16)
+	KB=$CACHE/build-$key
+	OBJ=$KB/obj
+	exec 9>"$CACHE/.lock-$key"
+	flock 9 || die "cannot lock $CACHE/.lock-$key"
+	if [ -e "$KB/.done" ]; then
+		phase "reuse $name"
+		echo "reusing the $name kernel built in $KB"
+	else
+		phase "configure $name"
+		rm -rf "$KB"
+		mkdir -p "$KB"
+		if [ -n "${KC_SEED:-}" ] && [ -e "$KC_SEED/.done" ]; then
+			cp -a "$KC_SEED/obj" "$OBJ" || die "copying $KC_SEED/obj failed"
+			echo "starting from the objects of $KC_SEED"
+		else
+			mkdir -p "$OBJ"
+		fi
+		cp "$T/trusted.pem" "$KB/trusted.pem"
+		quietly make -C "$SRC" O="$OBJ" tinyconfig
+		{ for frag in "$@"; do cat "$KDIR/$frag"; done
+		  echo "CONFIG_SYSTEM_TRUSTED_KEYS=\"$KB/trusted.pem\""; } >"$KB/fragment.config"
+		cat "$KB/fragment.config" >>"$OBJ/.config"
+		quietly make -C "$SRC" O="$OBJ" olddefconfig
+		missing=""
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=*)
+				grep -qxF "$line" "$OBJ/.config" || missing="$missing $line" ;;
+			"# CONFIG_"*" is not set")
+				opt=${line#\# }
+				opt=${opt%% *}
+				grep -q "^$opt=" "$OBJ/.config" && missing="$missing $line" ;;
+			esac
+		done <"$KB/fragment.config"
+		[ -z "$missing" ] || die "after olddefconfig these lines of the $name config fragments are not in effect:" $missing
+		echo "config: every line of $* is in .config"
+
+		phase "build $name"
+		echo "building $pkg $DEBVER ($name: tinyconfig + $*), log in $KB/build.log"
+		nice -n 10 make -C "$SRC" O="$OBJ" -j"$JOBS" bzImage modules >"$KB/build.log" 2>&1 ||
+			die "kernel build failed, see $KB/build.log" "$(tail -n 25 "$KB/build.log")"
+		[ -f "$OBJ/arch/x86/boot/bzImage" ] || die "no bzImage after the build"
+		touch "$KB/.done"
+		ls -1dt "$CACHE"/build-* 2>/dev/null | tail -n +$((KEEP_BUILDS + 1)) | while read -r old; do
+			echo "removing old build $old"
+			rm -rf "$old" "$CACHE/.lock-${old##*/build-}"
+		done
+	fi
+	touch "$KB/.done"
+	exec 9>&-
+	KVER=$(cat "$OBJ/include/config/kernel.release" 2>/dev/null)
+	[ -n "$KVER" ] || die "no kernel.release in $OBJ"
+}
+
+# kc_tree_copy DIR: a private copy of the build tree $OBJ in DIR (the cache
+# stays as built: the kbuild cases install modsign as its scripts/sign-file
+# and may run `make clean` in it). Sets TREE.
+kc_tree_copy() {
+	rm -rf "$1"
+	cp -a "$OBJ" "$1" || die "copying $OBJ failed"
+	TREE=$1
+}
+
+# kc_srctree_patched DIR PATCH: a source tree in DIR that is $SRC with
+# PATCH applied to scripts/Makefile.modinst, and nothing else copied: every
+# other entry is a symbolic link into $SRC. kbuild takes srctree from the
+# directory of the Makefile it is given, without resolving links below it.
+# Sets PSRC.
+kc_srctree_patched() {
+	local dir=$1 patch=$2 e
+	rm -rf "$dir"
+	mkdir -p "$dir/scripts"
+	for e in "$SRC"/* "$SRC"/.[!.]*; do
+		[ -e "$e" ] || continue
+		[ "$(basename "$e")" = scripts ] && continue
+		ln -s "$e" "$dir/"
+	done
+	for e in "$SRC"/scripts/* "$SRC"/scripts/.[!.]*; do
+		[ -e "$e" ] || continue
+		[ "$(basename "$e")" = Makefile.modinst ] && continue
+		ln -s "$e" "$dir/scripts/"
+	done
+	patch -s -o "$dir/scripts/Makefile.modinst" "$SRC/scripts/Makefile.modinst" <"$patch" \
+		>"$T/.patch" 2>&1 || die "$(basename "$patch") does not apply to $SRC" "$(cat "$T/.patch")"
+	PSRC=$dir
+}
+
+# --- cases -------------------------------------------------------------
+# Each module that goes into an initramfs is one case: an id (cNNN), the
+# module name, how init loads it, and what must happen: LOADED (with an
+# optional extended regular expression the kernel log must match), or
+# REFUSED with one the refusal (the loader's message and the kernel's log
+# lines) must match. kc_initrd starts a new initramfs; the cases added after
+# it go into it, and kc_boot boots it.
+
+ncase=0
+
+# kc_initrd NAME: a new initramfs in $T/boot-NAME. Sets BD.
+kc_initrd() {
+	BD=$T/boot-$1
+	rm -rf "$BD"
+	mkdir -p "$BD/initrd/bin" "$BD/initrd/m"
+	: >"$BD/initrd/cases"
+	: >"$BD/expect"
+}
+
+# add_case NAME MODULE FILE EXPECT [PATTERN [HOW]]: FILE is copied into the
+# initramfs; HOW is insmod (busybox, the default), finit (kc-finit: the
+# kernel decompresses) or modprobe (busybox, by MODULE, from the
+# /lib/modules tree of the initramfs; FILE is ignored). A kc_* module that
+# must load must also have printed its "loaded" line.
+add_case() {
+	local id name=$1 mod=$2 file=$3 expect=$4 pattern=${5:-} how=${6:-insmod} ext
+	ncase=$((ncase + 1))
+	id=$(printf 'c%03d' "$ncase")
+	case $file in
+	*.ko.xz) ext=.ko.xz ;;
+	*.ko.zst) ext=.ko.zst ;;
+	*.ko.gz) ext=.ko.gz ;;
+	*) ext=.ko ;;
+	esac
+	[ "$how" = modprobe ] || cp "$file" "$BD/initrd/m/$id$ext"
+	if [ "$expect" = LOADED ] && [ -z "$pattern" ]; then
+		case $mod in kc_*) pattern="$mod: loaded" ;; esac
+	fi
+	printf '%s %s %s %s\n' "$id" "$mod" "$how" "$id$ext" >>"$BD/initrd/cases"
+	printf '%s\t%s\t%s\t%s\n' "$id" "$expect" "$name" "$pattern" >>"$BD/expect"
+}
+
+# kc_boot LABEL: packs $BD/initrd with busybox, init (and kc-finit when
+# built), boots $OBJ's bzImage on it, checks that init ran every case, and
+# leaves the console in $BD/console.txt.
+kc_boot() {
+	local label=$1 qrc n
+	phase "boot $label"
+	n=$(grep -c . "$BD/initrd/cases")
+	cp "$BUSYBOX" "$BD/initrd/bin/busybox"
+	cp "$KDIR/init" "$BD/initrd/init"
+	[ -x "$T/kc-finit" ] && cp "$T/kc-finit" "$BD/initrd/bin/kc-finit"
+	chmod 0755 "$BD/initrd/init" "$BD/initrd/bin/busybox"
+	(cd "$BD/initrd" && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$BD/initrd.cpio.gz" ||
+		die "cpio failed"
+	nice -n 10 timeout "$TIMEOUT" qemu-system-x86_64 -m 256M -smp 1 \
+		-kernel "$OBJ/arch/x86/boot/bzImage" -initrd "$BD/initrd.cpio.gz" \
+		-append "console=ttyS0 panic=-1 loglevel=1" \
+		-nographic -no-reboot -monitor none -serial "file:$BD/console.log" </dev/null >"$BD/qemu.log" 2>&1
+	qrc=$?
+	tr -d '\r' <"$BD/console.log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' >"$BD/console.txt"
+	[ $qrc -eq 124 ] && t_fail "boot $label: qemu ended within ${TIMEOUT}s" "$(tail -n 20 "$BD/console.txt")"
+	[ $qrc -ne 0 ] && [ $qrc -ne 124 ] && t_fail "boot $label: qemu exit status $qrc" "$(cat "$BD/qemu.log")"
+	if grep -q "^KC-END $n\$" "$BD/console.txt"; then
+		t_pass "boot $label: $(sed -n 's/.*KC-BEGIN //p' "$BD/console.txt") booted, init ran all $n cases"
+	else
+		t_fail "boot $label: init ran all $n cases" "$(tail -n 20 "$BD/console.txt")"
+	fi
+	grep '^KC-RMMOD-FAILED' "$BD/console.txt" && t_fail "boot $label: every loaded module unloaded again"
+}
+
+# kc_results: PASS/FAIL for each case of the last boot.
+kc_results() {
+	local id expect name pattern line got mod mods
+	phase "results"
+	while IFS="$(printf '\t')" read -r id expect name pattern; do
+		line=$(grep "^KC-RESULT $id " "$BD/console.txt" | head -n 1)
+		got=${line#KC-RESULT $id }
+		mod=$(awk -v id="$id" '$1 == id { print $2 }' "$BD/initrd/cases")
+		case $expect:$got in
+		LOADED:LOADED*)
+			mods=${got#LOADED [}
+			mods=${mods%%]*}
+			if ! echo " $mods " | grep -q " $mod "; then
+				t_fail "$name" "loaded, but $mod is not in /proc/modules: $got"
+			elif [ -n "$pattern" ] && ! echo "$got" | grep -Eq -- "$pattern"; then
+				t_fail "$name" "loaded, but the kernel log does not match $pattern: $got"
+			else
+				t_pass "$name"
+			fi ;;
+		REFUSED:REFUSED*)
+			if echo "$got" | grep -Eq -- "$pattern"; then
+				t_pass "$name"
+				# insmod tries finit_module, then init_module: each logs once.
+				echo "${got#REFUSED }" | sed 's/ *| */\n/g' | awk 'NF && !seen[$0]++ { print "    " $0 }'
+			else
+				t_fail "$name" "refused, but not as expected ($pattern): $got"
+			fi ;;
+		*:)
+			t_fail "$name" "no result line for $id" ;;
+		*)
+			t_fail "$name" "want $expect, got: $got" ;;
+		esac
+	done <"$BD/expect"
+	[ "$t_failed" -ne 0 ] && echo "console log: $(grep -c . "$BD/console.txt") lines; rerun with MODSIGN_KERNEL_KEEP=1 to keep $T"
+	return 0
+}
+
+# kc_finit: builds the static kc-finit loader into $T/kc-finit.
+kc_finit() {
+	quietly gcc -static -O2 -Wall -Wextra -Werror -o "$T/kc-finit" "$KDIR/kc-finit.c"
+}
+
+# kc_testmods DIR SRCDIR MODULE...: builds the out-of-tree modules of
+# tests/kernel/SRCDIR against $OBJ in DIR, unsigned.
+kc_testmods() {
+	local dir=$1 srcdir=$2 m
+	shift 2
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$KDIR/$srcdir"/Kbuild "$KDIR/$srcdir"/*.c "$dir/"
+	quietly nice -n 10 make -C "$SRC" O="$OBJ" M="$dir" -j"$JOBS" modules
+	for m in "$@"; do
+		[ -f "$dir/$m.ko" ] || die "$m.ko was not built"
+		is_signed "$dir/$m.ko" && die "$m.ko came out of the kernel build signed"
+	done
+	return 0
+}
+
+# --- kbuild runs -------------------------------------------------------
+
+# kinstall RUN SRCTREE TREE EXT STAGE [MAKE-ARGS...]: `make -jJOBS
+# modules_install` of the in-tree modules of TREE, then of the out-of-tree
+# ones of EXT (M=), into STAGE, with slowtoken's call log in
+# $T/p11-RUN.log and make's output in $T/make-RUN.log. Fails when either
+# make fails.
+kinstall() {
+	local run=$1 src=$2 tree=$3 ext=$4 stage=$5 rc
+	shift 5
+	rm -rf "$stage"
+	export SLOWTOKEN_LOG=$T/p11-$run.log
+	: >"$SLOWTOKEN_LOG"
+	nice -n 10 make -C "$src" O="$tree" -j"$JOBS" INSTALL_MOD_PATH="$stage" "$@" \
+		modules_install >"$T/make-$run.log" 2>&1 &&
+	nice -n 10 make -C "$src" O="$tree" -j"$JOBS" M="$ext" INSTALL_MOD_PATH="$stage" "$@" \
+		modules_install >>"$T/make-$run.log" 2>&1
+	rc=$?
+	unset SLOWTOKEN_LOG
+	return $rc
+}
+
+# make_failed NAME LOG: a failed make is a failed case, with its last lines.
+make_failed() {
+	t_fail "$1: make succeeds" "$(tail -n 15 "$2")"
+}
+
+# modules_of STAGE [SUFFIX]: every installed module (.ko or SUFFIX), sorted.
+modules_of() {
+	find "$1" -name "*${2:-.ko}" -type f | sort
+}
+
+# check_calls NAME LOG INIT LOGIN PROCS: slowtoken's LOG shows INIT
+# C_Initialize and LOGIN C_Login calls from PROCS processes.
+check_calls() {
+	local name=$1 log=$2 i l p
+	i=$(grep -c '^C_Initialize ' "$log")
+	l=$(grep -c '^C_Login ' "$log")
+	p=$(sed -n 's/.* pid=\([0-9]*\).*/\1/p' "$log" | sort -u | grep -c .)
+	if [ "$i" -eq "$3" ] && [ "$l" -eq "$4" ] && [ "$p" -eq "$5" ]; then
+		t_pass "$name: the token saw $i C_Initialize, $l C_Login from $p processes"
+	else
+		t_fail "$name: the token saw $3 C_Initialize, $4 C_Login from $5 processes" \
+			"got $i C_Initialize, $l C_Login from $p processes"
+	fi
+}
+
+# no_pin_in_make_logs: no make output of this part shows the PIN.
+no_pin_in_make_logs() {
+	if grep -lF "$PIN" "$T"/make-*.log >"$T/.cmd" 2>/dev/null; then
+		t_fail "no PIN in the output of make" "$(cat "$T/.cmd")"
+	else
+		t_pass "no PIN in the output of make ($(ls "$T"/make-*.log | wc -l) logs)"
+	fi
+}
+
+# token_key LABEL ID OBJ: the signing key of the kernel build OBJ
+# (certs/signing_key.pem) onto the test token.
+token_key() {
+	openssl pkey -in "$3/certs/signing_key.pem" -out "$T/signing.key.pem" 2>"$T/.cmd" ||
+		die "openssl pkey: $(cat "$T/.cmd")"
+	quietly softhsm2-util --import "$T/signing.key.pem" --token modsign-test --label "$1" \
+		--id "$2" --pin "$PIN"
+	rm -f "$T/signing.key.pem"
+}
