@@ -55,7 +55,11 @@ md_type(enum ms_hash_alg alg)
 {
 	int t = ms_cms_hash_mbedtls_md(alg);
 
-	/* Only an HMAC hash is needed there; SHA-512 stands in for one mbedTLS lacks. */
+	/*
+	 * RFC 6979 needs only an HMAC there: for a digest mbedTLS cannot
+	 * compute (SHA-3 on 2.28) HMAC-SHA-512 stands in, so k is still a
+	 * deterministic PRF of the key and the digest, never a reused value.
+	 */
 	return t == MBEDTLS_MD_NONE ? MBEDTLS_MD_SHA512 : (mbedtls_md_type_t)t;
 }
 
