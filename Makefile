@@ -127,7 +127,7 @@ check-mutants:
 
 # A PKCS#11 module for tests and benchmarks that forwards to SoftHSM2 and
 # adds latency, serialisation or faults (tests/slowtoken/README.md).
-build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/ckr_list.h
+build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/ckr_list.inc
 	@mkdir -p build
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
 		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -pthread

@@ -2,7 +2,8 @@
 /*
  * The one user login of a run (style guide, section 6): token flags are
  * read first so that a locked or last-try PIN is never spent, and a
- * rejected PIN is never retried.
+ * rejected PIN is never retried; after a lost session, a new session and,
+ * when the token forgot the login, the same PIN once more.
  */
 #include <string.h>
 
@@ -16,8 +17,8 @@
  * MS_PIN_MAX by the caller.
  */
 CK_RV
-p11_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
-	       const struct ms_pin *pin)
+ms_p11i_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
+		   const struct ms_pin *pin)
 {
 	CK_UTF8CHAR *p = NULL;
 	CK_ULONG len = 0;
@@ -27,14 +28,6 @@ p11_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
 		len = (CK_ULONG)pin->len;
 	}
 	return p11->fl->C_Login(h, user, p, len);
-}
-
-static bool
-rv_is_pin_error(CK_RV rv)
-{
-	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
-	       rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID ||
-	       rv == CKR_USER_PIN_NOT_INITIALIZED;
 }
 
 /*
@@ -50,38 +43,39 @@ login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
 	CK_FLAGS tf = info->flags;
 
 	if ((tf & CKF_USER_PIN_LOCKED) != 0) {
-		p11_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
-			     "token \"%s\": user PIN is locked (CKF_USER_PIN_LOCKED); no login tried",
-			     p11->token_label);
+		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
+				 "token \"%s\": user PIN is locked (CKF_USER_PIN_LOCKED); "
+				 "no login tried", p11->token_label);
 		return MS_E_PIN;
 	}
 	if ((tf & CKF_USER_PIN_FINAL_TRY) != 0 && (flags & MS_P11_LOGIN_ALLOW_FINAL_TRY) == 0) {
-		p11_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
-			     "token \"%s\": one PIN attempt left before it locks "
-			     "(CKF_USER_PIN_FINAL_TRY); no login tried", p11->token_label);
+		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
+				 "token \"%s\": one PIN attempt left before it locks "
+				 "(CKF_USER_PIN_FINAL_TRY); no login tried", p11->token_label);
 		return MS_E_PIN;
 	}
 	if (pin == NULL && (tf & CKF_PROTECTED_AUTHENTICATION_PATH) == 0) {
-		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
-			     "token \"%s\" needs a PIN and none was given", p11->token_label);
+		ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
+				 "token \"%s\" needs a PIN and none was given", p11->token_label);
 		return MS_E_PIN;
 	}
 	if (pin == NULL) {
 		return MS_OK;
 	}
 	if (pin->len == 0) {
-		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
-			     "the PIN from %s is empty; not offered to token \"%s\"",
-			     pin->source != NULL ? pin->source : "the caller", p11->token_label);
+		ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
+				 "the PIN from %s is empty; not offered to token \"%s\"",
+				 pin->source != NULL ? pin->source : "the caller",
+				 p11->token_label);
 		return MS_E_PIN;
 	}
 	/* PKCS#11 3.0, 3.2: CK_UNAVAILABLE_INFORMATION when the token won't say. */
 	if (info->ulMinPinLen != CK_UNAVAILABLE_INFORMATION && pin->len < info->ulMinPinLen) {
-		p11_fail_set(&p11->fail, "C_Login", CKR_OK,
-			     "the PIN from %s is shorter than token \"%s\" allows "
-			     "(ulMinPinLen %lu); not offered to it",
-			     pin->source != NULL ? pin->source : "the caller", p11->token_label,
-			     info->ulMinPinLen);
+		ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
+				 "the PIN from %s is shorter than token \"%s\" allows "
+				 "(ulMinPinLen %lu); not offered to it",
+				 pin->source != NULL ? pin->source : "the caller", p11->token_label,
+				 info->ulMinPinLen);
 		return MS_E_PIN;
 	}
 	return MS_OK;
@@ -101,20 +95,22 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 		pin = NULL;
 	}
 	if (pin != NULL && pin->len > MS_PIN_MAX) {
-		p11_fail_set(&p11->fail, NULL, CKR_OK, "PIN longer than %d bytes", MS_PIN_MAX);
+		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK, "PIN longer than %d bytes", MS_PIN_MAX);
 		return MS_E_ARG;
 	}
 	if (p11->login_done) {
 		return MS_OK;
 	}
 	if (p11->login_tried) {
-		p11_fail_set(&p11->fail, "C_Login", CKR_OK, "an earlier login failed; not retried");
+		ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
+				 "an earlier login failed; not retried");
 		return MS_E_PIN;
 	}
 	memset(&info, 0, sizeof(info));
 	rv = p11->fl->C_GetTokenInfo(p11->slot, &info);
 	if (rv != CKR_OK) {
-		p11_fail_set(&p11->fail, "C_GetTokenInfo", rv, "token \"%s\"", p11->token_label);
+		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", rv, "token \"%s\"",
+				 p11->token_label);
 		return MS_E_TOKEN;
 	}
 	p11->token_flags = info.flags;
@@ -128,7 +124,7 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 		return err;
 	}
 	p11->login_tried = true;
-	rv = p11_call_login(p11, p11->sess[0].h, CKU_USER, pin);
+	rv = ms_p11i_call_login(p11, p11->sess[0].h, CKU_USER, pin);
 	if (rv == CKR_OK || rv == CKR_USER_ALREADY_LOGGED_IN) {
 		/* Log out at close only what we logged in ourselves. */
 		p11->logged_in = (rv == CKR_OK);
@@ -136,14 +132,98 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 		p11->login_done = true;
 		return MS_OK;
 	}
-	if (rv_is_pin_error(rv)) {
+	if (ms_p11i_rv_is_pin_error(rv)) {
 		atomic_store(&p11->pin_rejected, true);
-		p11_fail_set(&p11->fail, "C_Login", rv, "token \"%s\" refused the PIN from %s",
-			     p11->token_label,
-			     pin == NULL ? "the PIN pad" :
-			     (pin->source != NULL ? pin->source : "the caller"));
+		ms_p11i_fail_set(&p11->fail, "C_Login", rv, "token \"%s\" refused the PIN from %s",
+				 p11->token_label,
+				 pin == NULL ? "the PIN pad" :
+				 (pin->source != NULL ? pin->source : "the caller"));
 		return MS_E_PIN;
 	}
-	p11_fail_set(&p11->fail, "C_Login", rv, "token \"%s\"", p11->token_label);
+	ms_p11i_fail_set(&p11->fail, "C_Login", rv, "token \"%s\"", p11->token_label);
 	return MS_E_TOKEN;
+}
+
+bool
+ms_p11_needs_pin(const struct ms_p11 *p11)
+{
+	if (p11 == NULL || !p11->has_token) {
+		return false;
+	}
+	return (p11->token_flags & CKF_LOGIN_REQUIRED) != 0 &&
+	       (p11->token_flags & CKF_PROTECTED_AUTHENTICATION_PATH) == 0;
+}
+
+/*
+ * Logs in on @h when the token has forgotten our login (*@relogged then
+ * true); @s->fail on failure.
+ */
+static ms_err
+login_again(struct ms_p11 *p11, struct ms_p11i_session *s, CK_SESSION_HANDLE h, bool *relogged)
+{
+	CK_SESSION_INFO info;
+	CK_RV rv;
+
+	if (!p11->login_done || (p11->token_flags & CKF_LOGIN_REQUIRED) == 0) {
+		return MS_OK;
+	}
+	memset(&info, 0, sizeof(info));
+	rv = p11->fl->C_GetSessionInfo(h, &info);
+	if (rv != CKR_OK) {
+		ms_p11i_fail_set(&s->fail, "C_GetSessionInfo", rv, "after re-opening a session");
+		return MS_E_TOKEN;
+	}
+	if (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS) {
+		return MS_OK;
+	}
+	if (atomic_load(&p11->pin_rejected)) {
+		ms_p11i_fail_set(&s->fail, "C_Login", CKR_OK,
+				 "a PIN was refused before; not offered again");
+		return MS_E_PIN;
+	}
+	rv = ms_p11i_call_login(p11, h, CKU_USER, p11->pin);
+	if (rv == CKR_OK || rv == CKR_USER_ALREADY_LOGGED_IN) {
+		p11->logged_in = p11->logged_in || rv == CKR_OK;
+		*relogged = rv == CKR_OK;
+		return MS_OK;
+	}
+	if (ms_p11i_rv_is_pin_error(rv)) {
+		atomic_store(&p11->pin_rejected, true);
+		ms_p11i_fail_set(&s->fail, "C_Login", rv, "logging in again after a session loss");
+		return MS_E_PIN;
+	}
+	ms_p11i_fail_set(&s->fail, "C_Login", rv, "logging in again after a session loss");
+	return MS_E_TOKEN;
+}
+
+ms_err
+ms_p11_session_recover(struct ms_p11 *p11, unsigned session)
+{
+	struct ms_p11i_session *s;
+	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
+	bool relogged = false;
+	ms_err err;
+
+	if (p11 == NULL || !p11->has_token || session >= p11->n_sess) {
+		return MS_E_ARG;
+	}
+	s = &p11->sess[session];
+	pthread_mutex_lock(&p11->recover_lock);
+	err = ms_p11i_session_open(p11, &h, &s->fail);
+	if (err != MS_OK) {
+		goto out;
+	}
+	/* The old handle is dead or dying; what closing it says does not matter. */
+	(void)p11->fl->C_CloseSession(s->h);
+	ms_p11i_session_replace(s, h);
+	err = login_again(p11, s, h, &relogged);
+	if (err == MS_OK && relogged && p11->has_key) {
+		err = ms_p11i_key_refind(p11, h);
+		if (err != MS_OK) {
+			s->fail = p11->fail;
+		}
+	}
+out:
+	pthread_mutex_unlock(&p11->recover_lock);
+	return err;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Loading the PKCS#11 modules a URI selects through p11-kit: the one at
- * module-path=, the registered ones called module-name=, or all registered.
+ * The token context: loading the PKCS#11 modules a URI selects through
+ * p11-kit (the one at module-path=, the registered ones called
+ * module-name=, or all registered), open from a URI, accessors, and an
+ * orderly close.
  *
  * Every module is loaded managed (flags 0). For a managed module p11-kit
  * calls C_Initialize with CKF_OS_LOCKING_OK set (and its own mutex
@@ -16,7 +18,7 @@
 
 /* A display name: p11-kit's config name, else the file's basename. */
 static void
-module_name(struct p11_module *m)
+module_name(struct ms_p11i_module *m)
 {
 	char *name = p11_kit_module_get_name(m->fl);
 	char *file = NULL;
@@ -29,8 +31,8 @@ module_name(struct p11_module *m)
 			show = strrchr(file, '/') + 1;
 		}
 	}
-	p11_text_clean(m->name, sizeof(m->name), (const unsigned char *)(show ? show : "?"),
-		       strlen(show ? show : "?"));
+	ms_p11i_text_clean(m->name, sizeof(m->name), (const unsigned char *)(show ? show : "?"),
+			   strlen(show ? show : "?"));
 	free(name);
 	free(file);
 }
@@ -76,7 +78,7 @@ module_name_matches(CK_FUNCTION_LIST *fl, const char *want)
 static ms_err
 load_path(struct ms_p11 *p11, const char *path)
 {
-	struct p11_module *m = &p11->mods[0];
+	struct ms_p11i_module *m = &p11->mods[0];
 	CK_RV rv;
 
 	m->fl = p11_kit_module_load(path, 0);
@@ -84,17 +86,17 @@ load_path(struct ms_p11 *p11, const char *path)
 		const char *msg = p11_kit_message();
 		char text[160];
 
-		p11_text_clean(text, sizeof(text), (const unsigned char *)path, strlen(path));
-		p11_fail_set(&p11->fail, "p11_kit_module_load", CKR_OK,
-			     "cannot load module-path \"%s\": %s", text,
-			     msg != NULL ? msg : "unknown error");
+		ms_p11i_text_clean(text, sizeof(text), (const unsigned char *)path, strlen(path));
+		ms_p11i_fail_set(&p11->fail, "p11_kit_module_load", CKR_OK,
+				 "cannot load module-path \"%s\": %s", text,
+				 msg != NULL ? msg : "unknown error");
 		return MS_E_NOTFOUND;
 	}
 	p11->n_mods = 1;
 	module_name(m);
 	rv = p11_kit_module_initialize(m->fl);
 	if (rv != CKR_OK) {
-		p11_fail_set(&p11->fail, "C_Initialize", rv, "module %s", m->name);
+		ms_p11i_fail_set(&p11->fail, "C_Initialize", rv, "module %s", m->name);
 		return MS_E_TOKEN;
 	}
 	m->is_init = true;
@@ -109,20 +111,20 @@ load_named(struct ms_p11 *p11, const char *want)
 
 	p11->list = p11_kit_modules_load(NULL, 0);
 	if (p11->list == NULL) {
-		p11_fail_set(&p11->fail, "p11_kit_modules_load", CKR_OK, "%s",
-			     p11_kit_message() != NULL ? p11_kit_message() : "failed");
+		ms_p11i_fail_set(&p11->fail, "p11_kit_modules_load", CKR_OK, "%s",
+				 p11_kit_message() != NULL ? p11_kit_message() : "failed");
 		return MS_E_TOKEN;
 	}
 	/* Only the matching modules are initialised: the others never run. */
 	for (size_t i = 0; p11->list[i] != NULL; i++) {
-		struct p11_module *m = NULL;
+		struct ms_p11i_module *m = NULL;
 
 		if (!module_name_matches(p11->list[i], want)) {
 			continue;
 		}
-		if (p11->n_mods == P11_MODULES_MAX) {
-			p11_fail_set(&p11->fail, NULL, CKR_OK, "more than %d modules",
-				     P11_MODULES_MAX);
+		if (p11->n_mods == MS_P11I_MODULES_MAX) {
+			ms_p11i_fail_set(&p11->fail, NULL, CKR_OK, "more than %d modules",
+					 MS_P11I_MODULES_MAX);
 			return MS_E_TOKEN;
 		}
 		m = &p11->mods[p11->n_mods];
@@ -131,15 +133,15 @@ load_named(struct ms_p11 *p11, const char *want)
 		module_name(m);
 		rv = p11_kit_module_initialize(m->fl);
 		if (rv != CKR_OK) {
-			p11_fail_set(&p11->fail, "C_Initialize", rv, "module %s", m->name);
+			ms_p11i_fail_set(&p11->fail, "C_Initialize", rv, "module %s", m->name);
 			return MS_E_TOKEN;
 		}
 		m->is_init = true;
 	}
 	if (p11->n_mods == 0) {
-		p11_text_clean(text, sizeof(text), (const unsigned char *)want, strlen(want));
-		p11_fail_set(&p11->fail, NULL, CKR_OK,
-			     "no module registered with p11-kit is called \"%s\"", text);
+		ms_p11i_text_clean(text, sizeof(text), (const unsigned char *)want, strlen(want));
+		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK,
+				 "no module registered with p11-kit is called \"%s\"", text);
 		return MS_E_NOTFOUND;
 	}
 	return MS_OK;
@@ -151,15 +153,15 @@ load_all(struct ms_p11 *p11)
 {
 	p11->list = p11_kit_modules_load_and_initialize(0);
 	if (p11->list == NULL) {
-		p11_fail_set(&p11->fail, "p11_kit_modules_load_and_initialize", CKR_OK, "%s",
-			     p11_kit_message() != NULL ? p11_kit_message() : "failed");
+		ms_p11i_fail_set(&p11->fail, "p11_kit_modules_load_and_initialize", CKR_OK, "%s",
+				 p11_kit_message() != NULL ? p11_kit_message() : "failed");
 		return MS_E_TOKEN;
 	}
 	p11->list_all_init = true;
 	for (size_t i = 0; p11->list[i] != NULL; i++) {
-		if (p11->n_mods == P11_MODULES_MAX) {
-			p11_fail_set(&p11->fail, NULL, CKR_OK, "more than %d modules",
-				     P11_MODULES_MAX);
+		if (p11->n_mods == MS_P11I_MODULES_MAX) {
+			ms_p11i_fail_set(&p11->fail, NULL, CKR_OK, "more than %d modules",
+					 MS_P11I_MODULES_MAX);
 			return MS_E_TOKEN;
 		}
 		p11->mods[p11->n_mods].fl = p11->list[i];
@@ -167,15 +169,15 @@ load_all(struct ms_p11 *p11)
 		p11->n_mods++;
 	}
 	if (p11->n_mods == 0) {
-		p11_fail_set(&p11->fail, NULL, CKR_OK,
-			     "no PKCS#11 module is registered with p11-kit");
+		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK,
+				 "no PKCS#11 module is registered with p11-kit");
 		return MS_E_NOTFOUND;
 	}
 	return MS_OK;
 }
 
-ms_err
-p11_modules_load(struct ms_p11 *p11)
+static ms_err
+modules_load(struct ms_p11 *p11)
 {
 	const char *path = p11_kit_uri_get_module_path(p11->uri);
 	const char *name = p11_kit_uri_get_module_name(p11->uri);
@@ -191,8 +193,8 @@ p11_modules_load(struct ms_p11 *p11)
 }
 
 /* Finalises what we initialised and releases every module. Idempotent. */
-void
-p11_modules_release(struct ms_p11 *p11)
+static void
+modules_release(struct ms_p11 *p11)
 {
 	if (p11->list != NULL && p11->list_all_init) {
 		p11_kit_modules_finalize_and_release(p11->list);
@@ -215,3 +217,91 @@ p11_modules_release(struct ms_p11 *p11)
 	p11->n_mods = 0;
 	p11->fl = NULL;
 }
+
+ms_err
+ms_p11_open(const char *uri, enum ms_p11_for what, struct ms_p11 **out)
+{
+	struct ms_p11 *p11 = NULL;
+	ms_err err = MS_E_INTERNAL;
+
+	if (out == NULL || (what != MS_P11_FOR_KEY && what != MS_P11_FOR_CERT)) {
+		return MS_E_ARG;
+	}
+	*out = NULL;
+	p11 = calloc(1, sizeof(*p11));
+	if (p11 == NULL) {
+		return MS_E_NOMEM;
+	}
+	p11->open_for = what;
+	atomic_init(&p11->pin_rejected, false);
+	pthread_mutex_init(&p11->recover_lock, NULL);
+	ms_p11i_fail_clear(&p11->fail);
+	for (size_t i = 0; i < MS_P11I_SESSIONS_MAX; i++) {
+		ms_p11i_fail_clear(&p11->sess[i].fail);
+	}
+	/* From here on the caller gets the context even on failure. */
+	*out = p11;
+	err = ms_p11i_uri_parse(p11, uri);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = modules_load(p11);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_p11i_token_select(p11);
+out:
+	return err;
+}
+
+void
+ms_p11_close(struct ms_p11 *p11)
+{
+	if (p11 == NULL) {
+		return;
+	}
+	if (p11->logged_in && p11->sess[0].is_open) {
+		(void)p11->fl->C_Logout(p11->sess[0].h);
+	}
+	p11->logged_in = false;
+	for (size_t i = 0; i < p11->n_sess; i++) {
+		if (p11->sess[i].is_open) {
+			(void)p11->fl->C_CloseSession(p11->sess[i].h);
+			p11->sess[i].is_open = false;
+		}
+	}
+	p11->n_sess = 0;
+	modules_release(p11);
+	/* p11-kit frees its pin-value copy without wiping; it came from argv. */
+	p11_kit_uri_free(p11->uri);
+	p11->uri = NULL;
+	p11->pin = NULL;
+	pthread_mutex_destroy(&p11->recover_lock);
+	free(p11);
+}
+
+/* What a NULL context (ms_p11_open() out of memory) reports. */
+static const struct ms_p11_fail no_context = {
+	.call = NULL,
+	.rv = CKR_OK,
+	.detail = "no token context (out of memory)",
+};
+
+const struct ms_p11_fail *
+ms_p11_last_fail(const struct ms_p11 *p11)
+{
+	if (p11 == NULL) {
+		return &no_context;
+	}
+	return &p11->fail;
+}
+
+const char *
+ms_p11_token_label(const struct ms_p11 *p11)
+{
+	if (p11 == NULL || !p11->has_token) {
+		return NULL;
+	}
+	return p11->token_label;
+}
+

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The token context and the helpers shared by the files of src/pkcs11/ and
- * their unit tests. Only this directory includes the p11-kit headers.
+ * their unit tests (ms_p11i_: p11_ is p11-kit's prefix). Only this
+ * directory includes the p11-kit headers.
  */
 #ifndef MS_P11_INTERNAL_H
 #define MS_P11_INTERNAL_H
@@ -23,29 +24,29 @@
 _Static_assert(sizeof(CK_ULONG) >= sizeof(size_t), "CK_ULONG narrower than size_t");
 
 /* Modules a URI may select at once (module-name= can match several). */
-#define P11_MODULES_MAX 32
+#define MS_P11I_MODULES_MAX 32
 /* Sessions on the chosen token: session 0 plus parallel signers. */
-#define P11_SESSIONS_MAX 64
+#define MS_P11I_SESSIONS_MAX 64
 /* Objects one search reports; more than one is already ambiguous. */
-#define P11_FIND_MAX 16
+#define MS_P11I_FIND_MAX 16
 /* Ceilings for attributes we read from a module (untrusted lengths). */
-#define P11_LABEL_MAX 256
-#define P11_ID_MAX 128
-#define P11_CERT_MAX (64u * 1024u)
-#define P11_MODULUS_MAX 1024	/* RSA-8192, as struct ms_p11_pubkey */
-#define P11_EC_PARAMS_MAX 128	/* as struct ms_p11_pubkey */
+#define MS_P11I_LABEL_MAX 256
+#define MS_P11I_ID_MAX 128
+#define MS_P11I_CERT_MAX (64u * 1024u)
+#define MS_P11I_MODULUS_MAX 1024	/* RSA-8192, as struct ms_p11_pubkey */
+#define MS_P11I_EC_PARAMS_MAX 128	/* as struct ms_p11_pubkey */
 /* Longest data we hand to C_Sign: a DigestInfo or a digest. */
-#define P11_TBS_MAX 1024
+#define MS_P11I_TBS_MAX 1024
 
 /* One module selected by the URI and whether we initialised it ourselves. */
-struct p11_module {
+struct ms_p11i_module {
 	CK_FUNCTION_LIST *fl;
 	bool is_init;		/* p11_kit_module_initialize() succeeded */
 	char name[64];		/* p11-kit config name or file basename, display only */
 };
 
 /* One open session and the last ms_p11_sign() failure on it. */
-struct p11_session {
+struct ms_p11i_session {
 	CK_SESSION_HANDLE h;
 	bool is_open;
 	struct ms_p11_fail fail;
@@ -59,7 +60,7 @@ struct ms_p11 {
 	enum ms_p11_for open_for;	/* the object the token must hold */
 	CK_FUNCTION_LIST **list;	/* p11-kit registry list, or NULL */
 	bool list_all_init;		/* list came from _load_and_initialize */
-	struct p11_module mods[P11_MODULES_MAX];
+	struct ms_p11i_module mods[MS_P11I_MODULES_MAX];
 	size_t n_mods;
 
 	/* The chosen token (valid once has_token). */
@@ -72,7 +73,7 @@ struct ms_p11 {
 	char token_label[33];		/* trimmed, control bytes replaced */
 	bool key_in_memory;		/* SoftHSM2: sign with a session copy of the key */
 
-	struct p11_session sess[P11_SESSIONS_MAX];
+	struct ms_p11i_session sess[MS_P11I_SESSIONS_MAX];
 	unsigned n_sess;
 
 	/* Login state (style guide, section 6: one C_Login per run). */
@@ -89,59 +90,47 @@ struct ms_p11 {
 	enum ms_p11_key_type key_type;
 	bool key_always_auth;
 	size_t key_sig_len;		/* expected C_Sign length; 0 unknown (RSA only) */
-	uint8_t key_id[P11_ID_MAX];
+	uint8_t key_id[MS_P11I_ID_MAX];
 	size_t key_id_len;
 	bool key_has_id;
 
 	struct ms_p11_fail fail;
 };
 
-/* fail.c */
-void p11_fail_clear(struct ms_p11_fail *f);
-void p11_fail_set(struct ms_p11_fail *f, const char *call, CK_RV rv, const char *fmt, ...)
+/*
+ * The files and what each calls in the others; no file calls one that
+ * calls it back:
+ *   errors.c   failure records, safe text, CK_RV names and kinds
+ *   uri.c      the pkcs11: URI                         -> errors
+ *   objects.c  attributes, key and certificate lookup  -> errors
+ *   token.c    token choice, sessions                  -> objects, uri, errors
+ *   module.c   modules, open and close, accessors      -> token, uri, errors
+ *   login.c    the login, recovery of a lost session   -> token, objects, errors
+ *   sign.c     C_Sign                                  -> token, login, module, errors
+ */
+
+/* errors.c */
+void ms_p11i_fail_clear(struct ms_p11_fail *f);
+void ms_p11i_fail_set(struct ms_p11_fail *f, const char *call, CK_RV rv, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-void p11_fail_append(struct ms_p11_fail *f, const char *fmt, ...)
+void ms_p11i_fail_append(struct ms_p11_fail *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void p11_text_clean(char *dst, size_t cap, const unsigned char *src, size_t len);
-void p11_hex(char *dst, size_t cap, const uint8_t *src, size_t len);
+void ms_p11i_text_clean(char *dst, size_t cap, const unsigned char *src, size_t len);
+void ms_p11i_hex(char *dst, size_t cap, const uint8_t *src, size_t len);
+/* Whether @rv says the token refused the PIN (C_Login). */
+bool ms_p11i_rv_is_pin_error(CK_RV rv);
 
 /* uri.c */
-ms_err p11_uri_parse(struct ms_p11 *p11, const char *uri) MS_MUST_CHECK;
-void p11_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f);
-
-/* module.c */
-ms_err p11_modules_load(struct ms_p11 *p11) MS_MUST_CHECK;
-void p11_modules_release(struct ms_p11 *p11);
-
-/* token.c */
-bool p11_token_is_softhsm(const CK_TOKEN_INFO *info);
-ms_err p11_token_select(struct ms_p11 *p11) MS_MUST_CHECK;
-ms_err p11_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
-	MS_MUST_CHECK;
-
-/* session.c: @s now runs on new session @h; what was tied to the old one is gone. */
-void p11_session_replace(struct p11_session *s, CK_SESSION_HANDLE h);
-
-/* login.c */
-CK_RV p11_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
-		     const struct ms_pin *pin);
-
-/* attr.c: reads one attribute of @obj with the two-call protocol. */
-ms_err p11_attr_get(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
-		    CK_ATTRIBUTE_TYPE type, uint8_t *out, size_t cap, size_t *out_len,
-		    struct ms_p11_fail *f) MS_MUST_CHECK;
-ms_err p11_attr_ulong(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
-		      CK_ATTRIBUTE_TYPE type, CK_ULONG *out, struct ms_p11_fail *f) MS_MUST_CHECK;
-ms_err p11_attr_bool(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_OBJECT_HANDLE obj,
-		     CK_ATTRIBUTE_TYPE type, bool *out, struct ms_p11_fail *f) MS_MUST_CHECK;
+ms_err ms_p11i_uri_parse(struct ms_p11 *p11, const char *uri) MS_MUST_CHECK;
+void ms_p11i_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f);
 
 /* objects.c */
 /* Object attributes p11-kit takes from a URI: CKA_CLASS, CKA_LABEL, CKA_ID. */
-#define P11_TMPL_MAX 8
+#define MS_P11I_TMPL_MAX 8
 
 /* A search template: the URI's object attributes with our own class. */
-struct p11_query {
-	CK_ATTRIBUTE tmpl[P11_TMPL_MAX];
+struct ms_p11i_query {
+	CK_ATTRIBUTE tmpl[MS_P11I_TMPL_MAX];
 	CK_ULONG n;
 	CK_OBJECT_CLASS cls;		/* the class we search; tmpl points here */
 	CK_CERTIFICATE_TYPE cert_type;	/* CKC_X_509 for certificates */
@@ -149,26 +138,29 @@ struct p11_query {
 	CK_OBJECT_CLASS uri_cls;	/* type= of the URI */
 };
 
-ms_err p11_query_build(const struct ms_p11 *p11, struct p11_query *q, CK_OBJECT_CLASS cls)
-	MS_MUST_CHECK;
-void p11_query_describe(const struct ms_p11 *p11, struct ms_p11_fail *f);
-ms_err p11_find_on(CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl,
-		   CK_ULONG n_tmpl, CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out,
-		   struct ms_p11_fail *f) MS_MUST_CHECK;
-ms_err p11_find(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl, CK_ULONG n_tmpl,
-		CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out) MS_MUST_CHECK;
-void p11_list_candidates(struct ms_p11 *p11, const CK_OBJECT_HANDLE *objs, size_t n);
-
-/* key.c */
-ms_err p11_key_facts(struct ms_p11 *p11, CK_OBJECT_HANDLE key) MS_MUST_CHECK;
+ms_err ms_p11i_query_build(const struct ms_p11 *p11, struct ms_p11i_query *q,
+			   CK_OBJECT_CLASS cls) MS_MUST_CHECK;
+void ms_p11i_query_describe(const struct ms_p11 *p11, struct ms_p11_fail *f);
+ms_err ms_p11i_find_on(CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h, CK_ATTRIBUTE *tmpl,
+		       CK_ULONG n_tmpl, CK_OBJECT_HANDLE *out, size_t cap, size_t *n_out,
+		       struct ms_p11_fail *f) MS_MUST_CHECK;
 /*
- * p11_key_refind() - look the key up again on session @h, by the same URI
+ * ms_p11i_key_refind() - look the key up again on session @h, by the same URI
  * query: a token that forgot our login may also have dropped the handles of
  * private objects (SoftHSM2 does). Caller holds recover_lock.
  */
-ms_err p11_key_refind(struct ms_p11 *p11, CK_SESSION_HANDLE h) MS_MUST_CHECK;
+ms_err ms_p11i_key_refind(struct ms_p11 *p11, CK_SESSION_HANDLE h) MS_MUST_CHECK;
 
-/* ec.c */
-size_t p11_ec_field_len(const uint8_t *params, size_t len);
+/* token.c */
+ms_err ms_p11i_token_select(struct ms_p11 *p11) MS_MUST_CHECK;
+bool ms_p11i_token_is_softhsm(const CK_TOKEN_INFO *info);
+ms_err ms_p11i_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
+	MS_MUST_CHECK;
+/* @s now runs on new session @h; what was tied to the old one is gone. */
+void ms_p11i_session_replace(struct ms_p11i_session *s, CK_SESSION_HANDLE h);
+
+/* login.c */
+CK_RV ms_p11i_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
+			 const struct ms_pin *pin);
 
 #endif

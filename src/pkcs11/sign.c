@@ -11,7 +11,7 @@
 /*
  * The one wrapper that casts the data's const away: C_Sign takes a
  * CK_BYTE_PTR for pData but only reads it (PKCS#11 3.0, 5.11). @tbs_len was
- * checked against P11_TBS_MAX; CK_ULONG is as wide as size_t.
+ * checked against MS_P11I_TBS_MAX; CK_ULONG is as wide as size_t.
  */
 static CK_RV
 call_sign(struct ms_p11 *p11, CK_SESSION_HANDLE h, const uint8_t *tbs, size_t tbs_len,
@@ -29,27 +29,27 @@ call_sign(struct ms_p11 *p11, CK_SESSION_HANDLE h, const uint8_t *tbs, size_t tb
  * the token keeps its login state, which ends with the last session.
  */
 static void
-session_reset(struct ms_p11 *p11, struct p11_session *s)
+session_reset(struct ms_p11 *p11, struct ms_p11i_session *s)
 {
 	struct ms_p11_fail ignore;
 	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
 
-	if (p11_session_open(p11, &h, &ignore) != MS_OK) {
+	if (ms_p11i_session_open(p11, &h, &ignore) != MS_OK) {
 		return;		/* the next C_SignInit reports the stuck operation */
 	}
 	(void)p11->fl->C_CloseSession(s->h);
-	p11_session_replace(s, h);
+	ms_p11i_session_replace(s, h);
 }
 
 /*
- * The key to sign with on session @s: on SoftHSM2 (p11_token_is_softhsm()
+ * The key to sign with on session @s: on SoftHSM2 (ms_p11i_token_is_softhsm()
  * says why) a session copy made at the session's first signature, else the
  * token object. The copy never leaves the token and goes with the session;
  * a token that refuses to copy (CKA_COPYABLE false) signs with the key
  * itself. A key that wants the PIN for each signature is not copied.
  */
 static CK_OBJECT_HANDLE
-sign_key(struct ms_p11 *p11, struct p11_session *s)
+sign_key(struct ms_p11 *p11, struct ms_p11i_session *s)
 {
 	if (p11->key_in_memory && !p11->key_always_auth && !s->copy_tried) {
 		CK_BBOOL no = CK_FALSE;
@@ -64,60 +64,55 @@ sign_key(struct ms_p11 *p11, struct p11_session *s)
 	return s->key_copy != CK_INVALID_HANDLE ? s->key_copy : atomic_load(&p11->key);
 }
 
-static bool
-rv_is_pin_error(CK_RV rv)
-{
-	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
-	       rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID;
-}
-
 /*
  * CKA_ALWAYS_AUTHENTICATE (PKCS#11 3.0, 4.9): the PIN again, right after
  * C_SignInit, as CKU_CONTEXT_SPECIFIC. A PIN the token refused once, here or
  * in ms_p11_login(), is not offered again by any thread.
  */
 static ms_err
-context_login(struct ms_p11 *p11, struct p11_session *s)
+context_login(struct ms_p11 *p11, struct ms_p11i_session *s)
 {
 	CK_RV rv;
 
-	rv = p11_call_login(p11, s->h, CKU_CONTEXT_SPECIFIC, p11->pin);
+	rv = ms_p11i_call_login(p11, s->h, CKU_CONTEXT_SPECIFIC, p11->pin);
 	if (rv == CKR_OK) {
 		return MS_OK;
 	}
-	if (rv_is_pin_error(rv)) {
+	if (ms_p11i_rv_is_pin_error(rv)) {
 		atomic_store(&p11->pin_rejected, true);
-		p11_fail_set(&s->fail, "C_Login", rv, "context-specific login refused");
+		ms_p11i_fail_set(&s->fail, "C_Login", rv, "context-specific login refused");
 		return MS_E_PIN;
 	}
-	p11_fail_set(&s->fail, "C_Login", rv, "context-specific login");
+	ms_p11i_fail_set(&s->fail, "C_Login", rv, "context-specific login");
 	return MS_E_TOKEN;
 }
 
 /* Checks made before any call, so that a refused request costs nothing. */
 static ms_err
-sign_precheck(struct ms_p11 *p11, struct p11_session *s, size_t tbs_len, size_t cap)
+sign_precheck(struct ms_p11 *p11, struct ms_p11i_session *s, size_t tbs_len, size_t cap)
 {
-	if (tbs_len == 0 || tbs_len > P11_TBS_MAX) {
-		p11_fail_set(&s->fail, NULL, CKR_OK, "%zu bytes to sign; expected 1 to %d",
-			     tbs_len, P11_TBS_MAX);
+	if (tbs_len == 0 || tbs_len > MS_P11I_TBS_MAX) {
+		ms_p11i_fail_set(&s->fail, NULL, CKR_OK, "%zu bytes to sign; expected 1 to %d",
+				 tbs_len, MS_P11I_TBS_MAX);
 		return MS_E_ARG;
 	}
 	if (p11->key_sig_len != 0 && cap < p11->key_sig_len) {
-		p11_fail_set(&s->fail, NULL, CKR_OK, "signature needs %zu bytes, buffer has %zu",
-			     p11->key_sig_len, cap);
+		ms_p11i_fail_set(&s->fail, NULL, CKR_OK,
+				 "signature needs %zu bytes, buffer has %zu", p11->key_sig_len,
+				 cap);
 		return MS_E_NOSPACE;
 	}
 	if (!p11->key_always_auth) {
 		return MS_OK;
 	}
 	if (atomic_load(&p11->pin_rejected)) {
-		p11_fail_set(&s->fail, "C_Login", CKR_OK, "the PIN was refused before; not retried");
+		ms_p11i_fail_set(&s->fail, "C_Login", CKR_OK,
+				 "the PIN was refused before; not retried");
 		return MS_E_PIN;
 	}
 	if (p11->pin == NULL && (p11->token_flags & CKF_PROTECTED_AUTHENTICATION_PATH) == 0) {
-		p11_fail_set(&s->fail, "C_Login", CKR_OK,
-			     "the key needs the PIN for each signature and none was given");
+		ms_p11i_fail_set(&s->fail, "C_Login", CKR_OK,
+				 "the key needs the PIN for each signature and none was given");
 		return MS_E_PIN;
 	}
 	return MS_OK;
@@ -125,17 +120,17 @@ sign_precheck(struct ms_p11 *p11, struct p11_session *s, size_t tbs_len, size_t 
 
 /* Judges what C_Sign returned; the module's length is untrusted. */
 static ms_err
-sign_check(struct ms_p11 *p11, struct p11_session *s, CK_ULONG got, size_t cap)
+sign_check(struct ms_p11 *p11, struct ms_p11i_session *s, CK_ULONG got, size_t cap)
 {
 	if (got == 0 || got > cap) {
-		p11_fail_set(&s->fail, "C_Sign", CKR_OK, "returned %lu bytes for a %zu-byte buffer",
-			     got, cap);
+		ms_p11i_fail_set(&s->fail, "C_Sign", CKR_OK,
+				 "returned %lu bytes for a %zu-byte buffer", got, cap);
 		return MS_E_MALFORMED;
 	}
 	/* RSA: the modulus length; ECDSA: r||s, each the curve's field size. */
 	if (p11->key_sig_len != 0 && got != p11->key_sig_len) {
-		p11_fail_set(&s->fail, "C_Sign", CKR_OK, "returned %lu bytes, expected %zu", got,
-			     p11->key_sig_len);
+		ms_p11i_fail_set(&s->fail, "C_Sign", CKR_OK, "returned %lu bytes, expected %zu",
+				 got, p11->key_sig_len);
 		return MS_E_MALFORMED;
 	}
 	return MS_OK;
@@ -145,7 +140,7 @@ ms_err
 ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs_len,
 	    uint8_t *sig, size_t cap, size_t *sig_len)
 {
-	struct p11_session *s = NULL;
+	struct ms_p11i_session *s = NULL;
 	CK_MECHANISM mech = { .mechanism = CKM_RSA_PKCS, .pParameter = NULL,
 			      .ulParameterLen = 0 };
 	CK_OBJECT_HANDLE key = CK_INVALID_HANDLE;
@@ -157,14 +152,14 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 		return MS_E_ARG;
 	}
 	s = &p11->sess[session];
-	p11_fail_clear(&s->fail);
+	ms_p11i_fail_clear(&s->fail);
 	if (!p11->has_key || !s->is_open || tbs == NULL) {
-		p11_fail_set(&s->fail, NULL, CKR_OK, "no key found, or no data to sign");
+		ms_p11i_fail_set(&s->fail, NULL, CKR_OK, "no key found, or no data to sign");
 		return MS_E_ARG;
 	}
 	if (sig == NULL) {
 		/* Size query: exact when known, else our ceiling. */
-		*sig_len = p11->key_sig_len != 0 ? p11->key_sig_len : P11_MODULUS_MAX;
+		*sig_len = p11->key_sig_len != 0 ? p11->key_sig_len : MS_P11I_MODULUS_MAX;
 		return MS_OK;
 	}
 	err = sign_precheck(p11, s, tbs_len, cap);
@@ -183,7 +178,7 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 		rv = p11->fl->C_SignInit(s->h, &mech, atomic_load(&p11->key));
 	}
 	if (rv != CKR_OK) {
-		p11_fail_set(&s->fail, "C_SignInit", rv, "token \"%s\"", p11->token_label);
+		ms_p11i_fail_set(&s->fail, "C_SignInit", rv, "token \"%s\"", p11->token_label);
 		return MS_E_TOKEN;
 	}
 	if (p11->key_always_auth) {
@@ -197,13 +192,13 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 	rv = call_sign(p11, s->h, tbs, tbs_len, sig, &got);
 	if (rv == CKR_BUFFER_TOO_SMALL) {
 		/* Leaves the operation active (PKCS#11 3.0, 5.2). */
-		p11_fail_set(&s->fail, "C_Sign", rv, "signature needs %lu bytes, buffer has %zu",
-			     got, cap);
+		ms_p11i_fail_set(&s->fail, "C_Sign", rv,
+				 "signature needs %lu bytes, buffer has %zu", got, cap);
 		session_reset(p11, s);
 		return MS_E_NOSPACE;
 	}
 	if (rv != CKR_OK) {
-		p11_fail_set(&s->fail, "C_Sign", rv, "token \"%s\"", p11->token_label);
+		ms_p11i_fail_set(&s->fail, "C_Sign", rv, "token \"%s\"", p11->token_label);
 		return MS_E_TOKEN;
 	}
 	err = sign_check(p11, s, got, cap);

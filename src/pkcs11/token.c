@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Finding the one token a URI names among the slots of the loaded modules
- * (RFC 7512 matching through p11-kit) and opening sessions on it.
+ * (RFC 7512 matching through p11-kit, then the object it must hold) and
+ * the sessions on it: session 0 and those of parallel signers.
  */
 #include <string.h>
 
@@ -41,25 +42,25 @@ list_token(struct ms_p11 *p11, struct ms_p11_fail *f, const struct token_hit *t)
 {
 	char label[33], serial[17], manuf[33];
 
-	p11_text_clean(label, sizeof(label), t->info.label, sizeof(t->info.label));
-	p11_text_clean(serial, sizeof(serial), t->info.serialNumber,
-		       sizeof(t->info.serialNumber));
-	p11_text_clean(manuf, sizeof(manuf), t->info.manufacturerID,
-		       sizeof(t->info.manufacturerID));
-	p11_fail_append(f, "\n  token=\"%s\" serial=\"%s\" manufacturer=\"%s\" slot-id=%lu module %s",
-			label, serial, manuf, t->slot, p11->mods[t->mod].name);
+	ms_p11i_text_clean(label, sizeof(label), t->info.label, sizeof(t->info.label));
+	ms_p11i_text_clean(serial, sizeof(serial), t->info.serialNumber,
+			   sizeof(t->info.serialNumber));
+	ms_p11i_text_clean(manuf, sizeof(manuf), t->info.manufacturerID,
+			   sizeof(t->info.manufacturerID));
+	ms_p11i_fail_append(f, "\n  token=\"%s\" serial=\"%s\" manufacturer=\"%s\" "
+			    "slot-id=%lu module %s", label, serial, manuf, t->slot,
+			    p11->mods[t->mod].name);
 }
 
 /*
  * SoftHSM2 opens, locks, reads and parses a token object's file at every
- * C_SignInit on it; a session copy of the key stays in its memory, and
- * signing with it took 5% less CPU per signature (1.07-1.09 ms against
- * 1.13-1.16 ms, 1,000 signatures, four runs each). Only SoftHSM2, and not
- * in a hardware slot: on an HSM a key copy may be audited, refused or use
- * up its storage.
+ * C_SignInit on it; a session copy of the key stays in its memory and costs
+ * less CPU per signature (bench/keycopy.sh; figures in BENCHMARKS.md). Only
+ * SoftHSM2, and not in a hardware slot: on an HSM a key copy may be
+ * audited, refused or use up its storage.
  */
 bool
-p11_token_is_softhsm(const CK_TOKEN_INFO *info)
+ms_p11i_token_is_softhsm(const CK_TOKEN_INFO *info)
 {
 	static const char manuf[] = "SoftHSM project";
 	size_t n = sizeof(manuf) - 1;
@@ -115,8 +116,8 @@ search_module(struct ms_p11 *p11, size_t mi, struct token_search *s, struct ms_p
 		rv = fl->C_GetSlotList(CK_TRUE, slots, &n);
 	}
 	if (rv != CKR_OK || n > SLOTS_MAX) {
-		p11_fail_append(notes, "\n  module %s: C_GetSlotList: %s", p11->mods[mi].name,
-				rv != CKR_OK ? ms_p11_rv_name(rv) : "too many slots");
+		ms_p11i_fail_append(notes, "\n  module %s: C_GetSlotList: %s", p11->mods[mi].name,
+				    rv != CKR_OK ? ms_p11_rv_name(rv) : "too many slots");
 		return;
 	}
 	for (CK_ULONG i = 0; i < n; i++) {
@@ -153,12 +154,12 @@ static bool
 token_shows(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h,
 	    CK_OBJECT_CLASS cls)
 {
-	struct p11_query q;
+	struct ms_p11i_query q;
 	struct ms_p11_fail ignore;
 	CK_OBJECT_HANDLE objs[1];
 	size_t n = 0;
 
-	if (p11_query_build(p11, &q, cls) != MS_OK) {
+	if (ms_p11i_query_build(p11, &q, cls) != MS_OK) {
 		return false;
 	}
 	if (cls == CKO_CERTIFICATE) {
@@ -166,7 +167,7 @@ token_shows(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SESSION_HANDLE h,
 		q.tmpl[q.n++] = (CK_ATTRIBUTE){ CKA_CERTIFICATE_TYPE, &q.cert_type,
 						sizeof(q.cert_type) };
 	}
-	return p11_find_on(fl, h, q.tmpl, q.n, objs, 1, &n, &ignore) == MS_OK && n > 0;
+	return ms_p11i_find_on(fl, h, q.tmpl, q.n, objs, 1, &n, &ignore) == MS_OK && n > 0;
 }
 
 /*
@@ -250,7 +251,7 @@ list_hits(struct ms_p11 *p11, struct ms_p11_fail *f, const struct token_search *
 			continue;
 		}
 		if (listed == LIST_MAX) {
-			p11_fail_append(f, "\n  ...");
+			ms_p11i_fail_append(f, "\n  ...");
 			break;
 		}
 		list_token(p11, f, &s->hits[i]);
@@ -271,27 +272,27 @@ report_choice(struct ms_p11 *p11, const struct token_search *s)
 		n_maybe += s->hits[i].fit == FIT_MAYBE;
 	}
 	if (s->n_hits > HITS_MAX) {
-		p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
-		p11_uri_describe(p11, f);
-		p11_fail_append(f, "; use token=, serial= or slot-id= to pick one:");
+		ms_p11i_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
+		ms_p11i_uri_describe(p11, f);
+		ms_p11i_fail_append(f, "; use token=, serial= or slot-id= to pick one:");
 		list_hits(p11, f, s, 0);
 		return MS_E_AMBIGUOUS;
 	}
 	if (n_holds > 1 || n_maybe > 1) {
-		p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
-		p11_uri_describe(p11, f);
-		p11_fail_append(f, " and %zu %s the %s", n_holds > 1 ? n_holds : n_maybe,
-				n_holds > 1 ? "show" : "may hold (behind their login)", what);
-		p11_query_describe(p11, f);
-		p11_fail_append(f, "; use token=, serial= or slot-id= to pick one:");
+		ms_p11i_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
+		ms_p11i_uri_describe(p11, f);
+		ms_p11i_fail_append(f, " and %zu %s the %s", n_holds > 1 ? n_holds : n_maybe,
+				    n_holds > 1 ? "show" : "may hold (behind their login)", what);
+		ms_p11i_query_describe(p11, f);
+		ms_p11i_fail_append(f, "; use token=, serial= or slot-id= to pick one:");
 		list_hits(p11, f, s, n_holds > 1 ? FIT_HOLDS : FIT_MAYBE);
 		return MS_E_AMBIGUOUS;
 	}
-	p11_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
-	p11_uri_describe(p11, f);
-	p11_fail_append(f, " and none can hold the %s", what);
-	p11_query_describe(p11, f);
-	p11_fail_append(f, " (searched without logging in):");
+	ms_p11i_fail_set(f, NULL, CKR_OK, "%zu tokens match ", s->n_hits);
+	ms_p11i_uri_describe(p11, f);
+	ms_p11i_fail_append(f, " and none can hold the %s", what);
+	ms_p11i_query_describe(p11, f);
+	ms_p11i_fail_append(f, " (searched without logging in):");
 	list_hits(p11, f, s, 0);
 	return MS_E_NOTFOUND;
 }
@@ -302,13 +303,13 @@ report_search(struct ms_p11 *p11, const struct token_search *s, const struct ms_
 	struct ms_p11_fail *f = &p11->fail;
 
 	if (s->n_hits == 0) {
-		p11_fail_set(f, NULL, CKR_OK, "no token matches ");
-		p11_uri_describe(p11, f);
-		p11_fail_append(f, "; initialised tokens present: %zu", s->n_seen);
+		ms_p11i_fail_set(f, NULL, CKR_OK, "no token matches ");
+		ms_p11i_uri_describe(p11, f);
+		ms_p11i_fail_append(f, "; initialised tokens present: %zu", s->n_seen);
 		for (size_t i = 0; i < s->n_seen && i < LIST_MAX; i++) {
 			list_token(p11, f, &s->seen[i]);
 		}
-		p11_fail_append(f, "%s", notes->detail);
+		ms_p11i_fail_append(f, "%s", notes->detail);
 		return MS_E_NOTFOUND;
 	}
 	return report_choice(p11, s);
@@ -320,7 +321,7 @@ report_search(struct ms_p11 *p11, const struct token_search *s, const struct ms_
  * ms_p11_open()), and opens session 0 on it.
  */
 ms_err
-p11_token_select(struct ms_p11 *p11)
+ms_p11i_token_select(struct ms_p11 *p11)
 {
 	struct token_search s;
 	struct ms_p11_fail notes;
@@ -328,7 +329,7 @@ p11_token_select(struct ms_p11 *p11)
 	ms_err err = MS_E_INTERNAL;
 
 	memset(&s, 0, sizeof(s));
-	p11_fail_clear(&notes);
+	ms_p11i_fail_clear(&notes);
 	for (size_t i = 0; i < p11->n_mods; i++) {
 		search_module(p11, i, &s, &notes);
 	}
@@ -345,11 +346,11 @@ p11_token_select(struct ms_p11 *p11)
 	p11->slot = t->slot;
 	p11->token_flags = t->info.flags;
 	p11->slot_flags = t->slot_flags;
-	p11_text_clean(p11->token_label, sizeof(p11->token_label), t->info.label,
-		       sizeof(t->info.label));
+	ms_p11i_text_clean(p11->token_label, sizeof(p11->token_label), t->info.label,
+			   sizeof(t->info.label));
 	p11->has_token = true;
-	p11->key_in_memory = p11_token_is_softhsm(&t->info) && !ms_p11_token_is_hardware(p11);
-	err = p11_session_open(p11, &p11->sess[0].h, &p11->fail);
+	p11->key_in_memory = ms_p11i_token_is_softhsm(&t->info) && !ms_p11_token_is_hardware(p11);
+	err = ms_p11i_session_open(p11, &p11->sess[0].h, &p11->fail);
 	if (err != MS_OK) {
 		return err;
 	}
@@ -360,14 +361,92 @@ p11_token_select(struct ms_p11 *p11)
 
 /* A read-only serial session is all signing needs (PKCS#11 3.0, 5.6). */
 ms_err
-p11_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
+ms_p11i_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
 {
 	CK_RV rv;
 
 	rv = p11->fl->C_OpenSession(p11->slot, CKF_SERIAL_SESSION, NULL, NULL, h);
 	if (rv != CKR_OK) {
-		p11_fail_set(f, "C_OpenSession", rv, "token \"%s\"", p11->token_label);
+		ms_p11i_fail_set(f, "C_OpenSession", rv, "token \"%s\"", p11->token_label);
 		return MS_E_TOKEN;
 	}
 	return MS_OK;
+}
+
+void
+ms_p11i_session_replace(struct ms_p11i_session *s, CK_SESSION_HANDLE h)
+{
+	s->h = h;
+	s->key_copy = CK_INVALID_HANDLE;	/* closed with the old session */
+	s->copy_tried = false;
+}
+
+unsigned
+ms_p11_session_count_max(const struct ms_p11 *p11, unsigned want)
+{
+	CK_TOKEN_INFO info;
+	CK_ULONG max, used;
+
+	if (p11 == NULL || !p11->has_token || want <= 1) {
+		return 1;
+	}
+	if (want > MS_P11I_SESSIONS_MAX) {
+		want = MS_P11I_SESSIONS_MAX;
+	}
+	memset(&info, 0, sizeof(info));
+	if (p11->fl->C_GetTokenInfo(p11->slot, &info) != CKR_OK) {
+		return 1;
+	}
+	max = info.ulMaxSessionCount;
+	used = info.ulSessionCount;
+	/* PKCS#11 3.0, 3.2: 0 means no practical limit; ~0 that the token won't say. */
+	if (max == CK_EFFECTIVELY_INFINITE || max == CK_UNAVAILABLE_INFORMATION) {
+		return want;
+	}
+	/* Our own open sessions count even if the token's number is missing or low. */
+	if (used == CK_UNAVAILABLE_INFORMATION || used < p11->n_sess) {
+		used = p11->n_sess;
+	}
+	if (max <= 1 || used >= max || max - used < 2) {
+		return 1;
+	}
+	if (max - used + p11->n_sess < want) {
+		return (unsigned)(max - used + p11->n_sess);
+	}
+	return want;
+}
+
+ms_err
+ms_p11_session_add(struct ms_p11 *p11, unsigned *index)
+{
+	struct ms_p11i_session *s = NULL;
+	CK_SESSION_HANDLE h = CK_INVALID_HANDLE;
+	ms_err err = MS_E_INTERNAL;
+
+	if (p11 == NULL || index == NULL || !p11->has_token || p11->n_sess == 0) {
+		return MS_E_ARG;
+	}
+	if (p11->n_sess >= MS_P11I_SESSIONS_MAX) {
+		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK, "at most %d sessions",
+				 MS_P11I_SESSIONS_MAX);
+		return MS_E_NOMEM;
+	}
+	err = ms_p11i_session_open(p11, &h, &p11->fail);
+	if (err != MS_OK) {
+		return err;
+	}
+	s = &p11->sess[p11->n_sess];
+	s->h = h;
+	s->is_open = true;
+	ms_p11i_fail_clear(&s->fail);
+	*index = p11->n_sess;
+	p11->n_sess++;
+	return MS_OK;
+}
+
+bool
+ms_p11_token_is_hardware(const struct ms_p11 *p11)
+{
+	/* The slot's flags were read when the token was chosen. */
+	return p11 != NULL && p11->has_token && (p11->slot_flags & CKF_HW_SLOT) != 0;
 }

@@ -220,27 +220,27 @@ uri_check_pieces(const char *s, struct ms_p11_fail *f)
 	walk_init(&w, s);
 	while (walk_next(&w, &pc)) {
 		if (w.is_odd_end) {
-			p11_fail_set(f, "p11_kit_uri_parse", CKR_OK,
-				     "URI path has an empty attribute (\";;\")");
+			ms_p11i_fail_set(f, "p11_kit_uri_parse", CKR_OK,
+					 "URI path has an empty attribute (\";;\")");
 			return MS_E_ARG;
 		}
 		if (n == URI_ATTRS_MAX || !piece_name(&pc, names[n])) {
-			p11_fail_set(f, "p11_kit_uri_parse", CKR_OK,
-				     "URI attribute name too long or too many attributes");
+			ms_p11i_fail_set(f, "p11_kit_uri_parse", CKR_OK,
+					 "URI attribute name too long or too many attributes");
 			return MS_E_ARG;
 		}
-		p11_text_clean(shown, sizeof(shown), (const unsigned char *)names[n],
-			       strlen(names[n]));
+		ms_p11i_text_clean(shown, sizeof(shown), (const unsigned char *)names[n],
+				   strlen(names[n]));
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(names[i], names[n]) == 0) {
-				p11_fail_set(f, "p11_kit_uri_parse", CKR_OK,
-					     "URI attribute %s given twice (RFC 7512)", shown);
+				ms_p11i_fail_set(f, "p11_kit_uri_parse", CKR_OK,
+						 "URI attribute %s given twice (RFC 7512)", shown);
 				return MS_E_ARG;
 			}
 		}
 		if (strcmp(names[n], "id") != 0 && has_pct_nul(pc.value, pc.value_len)) {
-			p11_fail_set(f, "p11_kit_uri_parse", CKR_OK,
-				     "URI attribute %s holds a NUL byte (%%00)", shown);
+			ms_p11i_fail_set(f, "p11_kit_uri_parse", CKR_OK,
+					 "URI attribute %s holds a NUL byte (%%00)", shown);
 			return MS_E_ARG;
 		}
 		n++;
@@ -254,22 +254,22 @@ uri_check_pieces(const char *s, struct ms_p11_fail *f)
  * stripped copy holds the PIN too and is wiped.
  */
 ms_err
-p11_uri_parse(struct ms_p11 *p11, const char *s)
+ms_p11i_uri_parse(struct ms_p11 *p11, const char *s)
 {
 	char text[URI_LEN_MAX + 1];
 	ms_err err = MS_E_INTERNAL;
 	int r;
 
 	if (s == NULL || !uri_strip(s, text, sizeof(text))) {
-		p11_fail_set(&p11->fail, NULL, CKR_OK, "no URI, or a URI over %d bytes",
-			     URI_LEN_MAX);
+		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK, "no URI, or a URI over %d bytes",
+				 URI_LEN_MAX);
 		err = MS_E_ARG;
 		goto out;
 	}
 	/* Nothing but p11-kit's whitespace may precede the scheme. */
 	if (strncmp(text, P11_KIT_URI_SCHEME ":", P11_KIT_URI_SCHEME_LEN + 1) != 0) {
-		p11_fail_set(&p11->fail, "p11_kit_uri_parse", CKR_OK, "%s",
-			     p11_kit_uri_message(P11_KIT_URI_BAD_SCHEME));
+		ms_p11i_fail_set(&p11->fail, "p11_kit_uri_parse", CKR_OK, "%s",
+				 p11_kit_uri_message(P11_KIT_URI_BAD_SCHEME));
 		err = MS_E_ARG;
 		goto out;
 	}
@@ -279,7 +279,7 @@ p11_uri_parse(struct ms_p11 *p11, const char *s)
 	}
 	p11->uri = p11_kit_uri_new();
 	if (p11->uri == NULL) {
-		p11_fail_set(&p11->fail, "p11_kit_uri_new", CKR_OK, "out of memory");
+		ms_p11i_fail_set(&p11->fail, "p11_kit_uri_new", CKR_OK, "out of memory");
 		err = MS_E_NOMEM;
 		goto out;
 	}
@@ -288,15 +288,15 @@ p11_uri_parse(struct ms_p11 *p11, const char *s)
 	if (r != P11_KIT_URI_OK) {
 		const char *msg = p11_kit_uri_message(r);
 
-		p11_fail_set(&p11->fail, "p11_kit_uri_parse", CKR_OK, "%s",
-			     msg != NULL ? msg : "URI does not parse");
+		ms_p11i_fail_set(&p11->fail, "p11_kit_uri_parse", CKR_OK, "%s",
+				 msg != NULL ? msg : "URI does not parse");
 		err = MS_E_ARG;
 		goto out;
 	}
 	/* p11-kit would then match nothing; say why instead of "not found". */
 	if (p11_kit_uri_any_unrecognized(p11->uri)) {
-		p11_fail_set(&p11->fail, "p11_kit_uri_parse", CKR_OK,
-			     "URI has an unrecognized attribute or type= value");
+		ms_p11i_fail_set(&p11->fail, "p11_kit_uri_parse", CKR_OK,
+				 "URI has an unrecognized attribute or type= value");
 		err = MS_E_ARG;
 		goto out;
 	}
@@ -431,8 +431,8 @@ describe_field(struct ms_p11_fail *f, const char *name, const CK_UTF8CHAR *v, si
 	if (v[0] == 0) {
 		return;
 	}
-	p11_text_clean(text, sizeof(text), v, len);
-	p11_fail_append(f, "%s%s=\"%s\"", *any ? " " : "", name, text);
+	ms_p11i_text_clean(text, sizeof(text), v, len);
+	ms_p11i_fail_append(f, "%s%s=\"%s\"", *any ? " " : "", name, text);
 	*any = true;
 }
 
@@ -444,8 +444,8 @@ describe_string(struct ms_p11_fail *f, const char *name, const char *v, bool *an
 	if (v == NULL) {
 		return;
 	}
-	p11_text_clean(text, sizeof(text), (const unsigned char *)v, strlen(v));
-	p11_fail_append(f, "%s%s=\"%s\"", *any ? " " : "", name, text);
+	ms_p11i_text_clean(text, sizeof(text), (const unsigned char *)v, strlen(v));
+	ms_p11i_fail_append(f, "%s%s=\"%s\"", *any ? " " : "", name, text);
 	*any = true;
 }
 
@@ -455,7 +455,7 @@ describe_string(struct ms_p11_fail *f, const char *name, const char *v, bool *an
  * can reach a message.
  */
 void
-p11_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f)
+ms_p11i_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f)
 {
 	const CK_TOKEN_INFO *t = p11_kit_uri_get_token_info(p11->uri);
 	const CK_SLOT_INFO *s = p11_kit_uri_get_slot_info(p11->uri);
@@ -472,7 +472,7 @@ p11_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f)
 	describe_field(f, "slot-manufacturer", s->manufacturerID, sizeof(s->manufacturerID),
 		       &any);
 	if (slot_id != (CK_SLOT_ID)-1) {
-		p11_fail_append(f, "%sslot-id=%lu", any ? " " : "", slot_id);
+		ms_p11i_fail_append(f, "%sslot-id=%lu", any ? " " : "", slot_id);
 		any = true;
 	}
 	describe_field(f, "library-manufacturer", m->manufacturerID, sizeof(m->manufacturerID),
@@ -482,6 +482,6 @@ p11_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f)
 	describe_string(f, "module-name", p11_kit_uri_get_module_name(p11->uri), &any);
 	describe_string(f, "module-path", p11_kit_uri_get_module_path(p11->uri), &any);
 	if (!any) {
-		p11_fail_append(f, "any token");
+		ms_p11i_fail_append(f, "any token");
 	}
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Fuzz target: the pkcs11: URI handling of src/pkcs11/uri.c that
- * ms_p11_open() runs first (p11_uri_parse: length and scheme checks, the
+ * ms_p11_open() runs first (ms_p11i_uri_parse: length and scheme checks, the
  * RFC 7512 repeated-attribute check, p11-kit's parser, unrecognised
  * attributes), then what the context reads back from a parsed URI (the
  * description used in "not found" messages, pin-value, pin-source). No
@@ -74,7 +74,8 @@ oracle_split(const char *t, struct oracle_piece *pc, bool *odd)
 			pc[n].value = eq + 1;
 			pc[n].value_len = (size_t)(end - eq - 1);
 		}
-		if (strcmp(pc[n].name, "objecttype") == 0 || strcmp(pc[n].name, "object-type") == 0) {
+		if (strcmp(pc[n].name, "objecttype") == 0 ||
+		    strcmp(pc[n].name, "object-type") == 0) {
 			strcpy(pc[n].name, "type");
 		}
 		if (strcmp(pc[n].name, "pinfile") == 0) {
@@ -200,11 +201,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	/* As ms_p11_open() sets up its context. */
 	atomic_init(&p11->pin_rejected, false);
-	p11_fail_clear(&p11->fail);
-	for (size_t i = 0; i < P11_SESSIONS_MAX; i++) {
-		p11_fail_clear(&p11->sess[i].fail);
+	ms_p11i_fail_clear(&p11->fail);
+	for (size_t i = 0; i < MS_P11I_SESSIONS_MAX; i++) {
+		ms_p11i_fail_clear(&p11->sess[i].fail);
 	}
-	err = p11_uri_parse(p11, s);
+	err = ms_p11i_uri_parse(p11, s);
 	if (err == MS_OK) {
 		if (p11->uri == NULL) {
 			fuzz_die("parsed without a URI object");
@@ -212,15 +213,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (oracle_refusal(s) != NULL) {
 			fuzz_die(oracle_refusal(s));
 		}
-		p11_fail_clear(&f);
-		p11_uri_describe(p11, &f);
+		ms_p11i_fail_clear(&f);
+		ms_p11i_uri_describe(p11, &f);
 		if (strnlen(f.detail, sizeof(f.detail)) == sizeof(f.detail)) {
 			fuzz_die("description not NUL-terminated");
 		}
 		(void)ms_p11_uri_pin_value(p11);
 		(void)ms_p11_uri_pin_source(p11);
 	} else if (err != MS_E_ARG && err != MS_E_NOMEM) {
-		fuzz_die("p11_uri_parse: unexpected error");
+		fuzz_die("ms_p11i_uri_parse: unexpected error");
 	}
 	if (strnlen(p11->fail.detail, sizeof(p11->fail.detail)) == sizeof(p11->fail.detail)) {
 		fuzz_die("failure detail not NUL-terminated");

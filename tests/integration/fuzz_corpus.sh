@@ -29,14 +29,14 @@ srcs_for() {
 	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c src/modfmt/*.c src/cms/*.c $common ;;
 	pbes2) echo src/signer/pbes2.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c $common ;;
-	uri) echo src/pkcs11/*.c $common ;;
+	uri | token) echo src/pkcs11/*.c $common ;;
 	pin) echo src/cli_pin.c $common ;;
 	agent) echo src/agent/proto.c src/agent/sock.c src/cms/*.c $common ;;
 	xz | zstd | gzip) echo tests/fuzz/fuzz_zdec.c src/modfmt/*.c $common ;;
 	esac
 }
 
-newest_header=$(find src tests/fuzz -name '*.h' -printf '%T@\n' | sort -n | tail -n 1)
+newest_header=$(find src tests/fuzz \( -name '*.h' -o -name '*.inc' \) -printf '%T@\n' | sort -n | tail -n 1)
 
 # obj SRC: compile SRC into $OUT/obj/SRC.o unless that is newer than it and every header.
 obj() {

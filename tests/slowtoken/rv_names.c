@@ -9,7 +9,7 @@ static const struct {
 	CK_RV rv;
 } rv_table[] = {
 #define MS_CKR(x) { #x, x },
-#include "../../src/pkcs11/ckr_list.h"
+#include "../../src/pkcs11/ckr_list.inc"
 #undef MS_CKR
 };
 

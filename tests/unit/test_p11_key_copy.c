@@ -26,8 +26,9 @@ session_keys(struct ms_p11 *p11, CK_SESSION_HANDLE h)
 	};
 	CK_OBJECT_HANDLE objs[8];
 	size_t n = 0;
+	struct ms_p11_fail f;
 
-	CHECK(p11_find(p11, h, tmpl, 2, objs, 8, &n) == MS_OK);
+	CHECK(ms_p11i_find_on(p11->fl, h, tmpl, 2, objs, 8, &n, &f) == MS_OK);
 	return n;
 }
 
@@ -67,12 +68,12 @@ MS_TEST(p11_key_copy_softhsm_detected)
 
 	memset(&info, ' ', sizeof(info));
 	memcpy(info.manufacturerID, "SoftHSM project", 15);
-	CHECK(p11_token_is_softhsm(&info));
+	CHECK(ms_p11i_token_is_softhsm(&info));
 	info.manufacturerID[15] = 'X';	/* a longer name is another maker */
-	CHECK(!p11_token_is_softhsm(&info));
+	CHECK(!ms_p11i_token_is_softhsm(&info));
 	memset(info.manufacturerID, ' ', sizeof(info.manufacturerID));
 	memcpy(info.manufacturerID, "SoftHSM", 7);
-	CHECK(!p11_token_is_softhsm(&info));
+	CHECK(!ms_p11i_token_is_softhsm(&info));
 }
 
 /* One copy per session, made at its first signature, and the same bytes. */

@@ -121,7 +121,8 @@ MS_TEST(p11_open_module_name)
 	p11 = p11t_open(P11T_TOKEN "?module-name=libsofthsm2.so");
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN "?module-name=SoftHSM2", MS_P11_FOR_KEY, &p11) == MS_E_NOTFOUND);
+	CHECK(ms_p11_open(P11T_TOKEN "?module-name=SoftHSM2", MS_P11_FOR_KEY, &p11) ==
+	      MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "SoftHSM2") != NULL);
 	p11t_done(p11);
 }
@@ -155,8 +156,8 @@ MS_TEST(p11_open_unknown_token)
 	const char *d;
 
 	p11t_token();
-	CHECK(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876", MS_P11_FOR_KEY, &p11) ==
-	      MS_E_NOTFOUND);
+	CHECK(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876",
+			  MS_P11_FOR_KEY, &p11) == MS_E_NOTFOUND);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "token=\"nope\"") != NULL);
 	CHECK(strstr(d, "module-path=\"" P11T_MODULE "\"") != NULL);
@@ -165,11 +166,13 @@ MS_TEST(p11_open_unknown_token)
 	CHECK(strcmp(ms_p11_uri_pin_value(p11), "s3cr3t9876") == 0);
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN ";slot-id=4242" P11T_URI_PATH, MS_P11_FOR_KEY, &p11) == MS_E_NOTFOUND);
+	CHECK(ms_p11_open(P11T_TOKEN ";slot-id=4242" P11T_URI_PATH, MS_P11_FOR_KEY, &p11) ==
+	      MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "slot-id=4242") != NULL);
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN "?module-path=/nonexistent/libnone.so", MS_P11_FOR_KEY, &p11) ==
+	CHECK(ms_p11_open(P11T_TOKEN "?module-path=/nonexistent/libnone.so", MS_P11_FOR_KEY,
+			  &p11) ==
 	      MS_E_NOTFOUND);
 	CHECK(strcmp(ms_p11_last_fail(p11)->call, "p11_kit_module_load") == 0);
 	p11t_done(p11);

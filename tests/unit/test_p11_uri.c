@@ -11,7 +11,7 @@
 #include "test.h"
 #include "test_p11_fixture.h"
 
-/* p11_uri_parse() alone, on a context set up as ms_p11_open() sets one up. */
+/* ms_p11i_uri_parse() alone, on a context set up as ms_p11_open() sets one up. */
 static ms_err
 parse_only(const char *uri, char *detail, size_t cap)
 {
@@ -20,8 +20,8 @@ parse_only(const char *uri, char *detail, size_t cap)
 
 	CHECK(p11 != NULL);
 	pthread_mutex_init(&p11->recover_lock, NULL);
-	p11_fail_clear(&p11->fail);
-	err = p11_uri_parse(p11, uri);
+	ms_p11i_fail_clear(&p11->fail);
+	err = ms_p11i_uri_parse(p11, uri);
 	snprintf(detail, cap, "%s", p11->fail.detail);
 	ms_p11_close(p11);
 	return err;

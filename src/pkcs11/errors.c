@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Failure records and the safe text helpers that fill their details. */
+/*
+ * Failure records, the safe text helpers that fill their details, and the
+ * names and kinds of PKCS#11 return values (CK_RV).
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "p11_internal.h"
 
 void
-p11_fail_clear(struct ms_p11_fail *f)
+ms_p11i_fail_clear(struct ms_p11_fail *f)
 {
 	f->call = NULL;
 	f->rv = CKR_OK;
@@ -36,7 +39,7 @@ fail_vappend(struct ms_p11_fail *f, const char *fmt, va_list ap)
 }
 
 void
-p11_fail_set(struct ms_p11_fail *f, const char *call, CK_RV rv, const char *fmt, ...)
+ms_p11i_fail_set(struct ms_p11_fail *f, const char *call, CK_RV rv, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,7 +52,7 @@ p11_fail_set(struct ms_p11_fail *f, const char *call, CK_RV rv, const char *fmt,
 }
 
 void
-p11_fail_append(struct ms_p11_fail *f, const char *fmt, ...)
+ms_p11i_fail_append(struct ms_p11_fail *f, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,7 +68,7 @@ p11_fail_append(struct ms_p11_fail *f, const char *fmt, ...)
  * truncated to @cap - 1 bytes.
  */
 void
-p11_text_clean(char *dst, size_t cap, const unsigned char *src, size_t len)
+ms_p11i_text_clean(char *dst, size_t cap, const unsigned char *src, size_t len)
 {
 	size_t n = 0;
 
@@ -88,7 +91,7 @@ p11_text_clean(char *dst, size_t cap, const unsigned char *src, size_t len)
 
 /* Lower-case hex of @src for a message, "..." when it does not fit. */
 void
-p11_hex(char *dst, size_t cap, const uint8_t *src, size_t len)
+ms_p11i_hex(char *dst, size_t cap, const uint8_t *src, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";
 	size_t n = 0;
@@ -108,4 +111,46 @@ p11_hex(char *dst, size_t cap, const uint8_t *src, size_t len)
 		dst[n++] = digits[src[i] & 0x0f];
 	}
 	dst[n] = '\0';
+}
+
+/* The names of the PKCS#11 return values (CK_RV) for one-line messages. */
+struct rv_name {
+	CK_RV rv;
+	const char *name;
+};
+
+static const struct rv_name rv_names[] = {
+#define MS_CKR(x) { x, #x },
+#include "ckr_list.inc"
+#undef MS_CKR
+};
+
+const char *
+ms_p11_rv_name(unsigned long rv)
+{
+	for (size_t i = 0; i < sizeof(rv_names) / sizeof(rv_names[0]); i++) {
+		if (rv_names[i].rv == rv) {
+			return rv_names[i].name;
+		}
+	}
+	/* Vendor values carry no standard meaning; name their range. */
+	if (rv >= CKR_VENDOR_DEFINED) {
+		return "CKR_VENDOR_DEFINED";
+	}
+	return "CKR_(unknown)";
+}
+
+bool
+ms_p11_rv_is_session_loss(unsigned long rv)
+{
+	return rv == CKR_SESSION_HANDLE_INVALID || rv == CKR_SESSION_CLOSED ||
+	       rv == CKR_USER_NOT_LOGGED_IN;
+}
+
+bool
+ms_p11i_rv_is_pin_error(CK_RV rv)
+{
+	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
+	       rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID ||
+	       rv == CKR_USER_PIN_NOT_INITIALIZED;
 }
