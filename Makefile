@@ -41,7 +41,8 @@ P11_LIBS    := $(shell $(PKG_CONFIG) --libs p11-kit-1 2>/dev/null || echo -lp11-
 # Debian 12's mbedTLS 2.28 ships no .pc files; 3.x does.
 MBED_CFLAGS := $(shell $(PKG_CONFIG) --cflags mbedx509 mbedcrypto 2>/dev/null)
 MBED_LIBS   := $(shell $(PKG_CONFIG) --libs mbedx509 mbedcrypto 2>/dev/null || echo -lmbedx509 -lmbedcrypto)
-# nettle's hogweed signs RSA with a key file (src/signer/hogweed.c); GMP under it.
+# nettle: every digest (src/cms/digest.c); its hogweed signs RSA with a key
+# file (src/signer/hogweed.c), GMP under it.
 NETTLE_CFLAGS := $(shell $(PKG_CONFIG) --cflags hogweed nettle 2>/dev/null)
 NETTLE_LIBS   := $(shell $(PKG_CONFIG) --libs hogweed nettle 2>/dev/null || echo -lhogweed -lnettle) -lgmp
 

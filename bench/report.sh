@@ -412,6 +412,7 @@ EOF
 	if has_runs d_ms_pem || has_runs d_ms_token; then
 		full_section
 	fi
+	digest_section
 	notes_section
 	commands_section
 	raw_section
@@ -512,6 +513,22 @@ EOF
 - modsign's own summary, ms per module (median): PEM $(own_ms d_ms_pem), SoftHSM2 $(own_ms d_ms_token)
 
 EOF
+}
+
+# digest_section: bench/digest.sh's table, when section (h) ran.
+digest_section() {
+	[ -s "$RUN/digest.md" ] || return 0
+	printf '## (h) Digests: nettle against what it replaced
+
+'
+	printf 'bench/digest.sh over every tenth module of the full set, in memory, one thread;
+'
+	printf 'old / new above 1 means nettle is faster.
+
+'
+	cat "$RUN/digest.md"
+	printf '
+'
 }
 
 # notes_section: bench/notes.md as it is (design measurements the code cites).

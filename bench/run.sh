@@ -15,7 +15,8 @@
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d")
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d h"; h:
+#                        the digest microbenchmark, bench/digest.sh)
 #   BENCH_OUT            report file (default BENCHMARKS.md at the top)
 #   BENCH_NO_UPDATE=1    skip apt-get update
 #   BENCH_SETTLE         seconds between timed runs (default 31 on ext4
@@ -30,7 +31,7 @@ REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d h"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
@@ -386,8 +387,14 @@ main() {
 			say "(d) full set, $FULL_N modules"
 			# shellcheck disable=SC2086
 			compare_runs "$REPS_LONG" "$CORPUS_DIR/full" "$CORPUS_DIR/full.list" $SECTION_D ;;
+		h)
+			say "(h) digests, old backend against nettle, CPU time"
+			mapfile -t dfiles < <(sed "s|^|$CORPUS_DIR/full/|" "$CORPUS_DIR/full.list" |
+				awk 'NR % 10 == 0')
+			"$BENCH/digest.sh" "$REPS" "${dfiles[@]}" > "$RUN/digest.md" ||
+				{ say "(h) digest benchmark failed"; MEASURE_FAILED=1; } ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, h)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)

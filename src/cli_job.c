@@ -22,14 +22,10 @@ job_hash(struct ms_job *job, const char *arg)
 
 	/* Arguments given in the wrong order may put a key URI here. */
 	ms_p11_uri_redact(arg, name, sizeof(name));
-	if (err == MS_E_UNSUPPORTED) {
-		ms_cli_error("hash %s: SHA-3 needs mbedTLS 3.5 or later; this build's mbedTLS "
-			     "has none", name);
-		return err;
-	}
 	if (err != MS_OK) {
 		ms_cli_error("hash %s: not a hash the kernel verifies module signatures with "
-			     "(use sha256, sha384, sha512, sha224 or sha1)", name);
+			     "(use sha256, sha384, sha512, sha3-256, sha3-384, sha3-512, sha224 "
+			     "or sha1)", name);
 		return err;
 	}
 	if (job->hash == MS_HASH_SHA1) {

@@ -65,10 +65,7 @@ hash_payload(struct ms_sigmod *m, struct ms_pkcs7_digest *dg, size_t *n_dg, char
 
 	*n_dg = 0;
 	err = ms_cli_payload_digest(&m->mf, m->layout.payload_len, algs, n, dg, &bad);
-	if (err == MS_E_UNSUPPORTED) {
-		snprintf(why, why_cap, "%s digests are not available in this build "
-			 "(its mbedTLS has no SHA-3)", ms_cms_hash_name(algs[bad]));
-	} else if (err == MS_E_IO || err == MS_E_CHANGED) {
+	if (err == MS_E_IO || err == MS_E_CHANGED) {
 		ms_cli_modfile_why(&m->mf, err, why, why_cap);
 	} else if (err != MS_OK) {
 		snprintf(why, why_cap, "cannot hash the module: %s", ms_err_str(err));

@@ -44,9 +44,9 @@ enum ms_ec_curve {
 /**
  * ms_cms_hash_from_name() - look up a hash the way sign-file takes its first
  * argument (case-insensitive): sha1, sha224, sha256, sha384, sha512,
- * sha3-256, sha3-384, sha3-512.
- * Return: MS_OK; MS_E_UNSUPPORTED for a SHA-3 name when the mbedTLS in use
- * has no SHA-3; MS_E_ARG for any other name (md5, unknown).
+ * sha3-256, sha3-384, sha3-512, and the other names OpenSSL 3.0 gives these
+ * (SHA2-256, SHA-256, 2.16.840.1.101.3.4.2.1, RSA-SHA256, ...).
+ * Return: MS_OK; MS_E_ARG for any other name (md5, unknown).
  */
 ms_err ms_cms_hash_from_name(const char *name, enum ms_hash_alg *out) MS_MUST_CHECK;
 
@@ -58,8 +58,10 @@ size_t ms_cms_hash_size(enum ms_hash_alg alg);
 
 /**
  * ms_cms_hash_mbedtls_md() - the mbedtls_md_type_t of @alg, for the one
- * other user of mbedTLS (the PEM-key signer); MBEDTLS_MD_NONE (0) when this
- * mbedTLS cannot compute it.
+ * other user of mbedTLS hashes (the key-file signer's RFC 6979 HMAC);
+ * MBEDTLS_MD_NONE (0) when this mbedTLS cannot compute it (SHA-3 before
+ * mbedTLS 3.5). Module digests do not depend on it: ms_cms_digest_*
+ * computes every hash here (nettle).
  */
 int ms_cms_hash_mbedtls_md(enum ms_hash_alg alg);
 
@@ -67,8 +69,9 @@ int ms_cms_hash_mbedtls_md(enum ms_hash_alg alg);
 struct ms_cms_digest;
 
 /**
- * ms_cms_digest_new() - start a digest of @alg.
- * Return: MS_OK, MS_E_ARG, MS_E_UNSUPPORTED, MS_E_NOMEM. *@out is NULL on failure.
+ * ms_cms_digest_new() - start a digest of @alg (any of enum ms_hash_alg).
+ * Thread-safe; each object is used by one thread at a time.
+ * Return: MS_OK, MS_E_ARG, MS_E_NOMEM. *@out is NULL on failure.
  */
 ms_err ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out) MS_MUST_CHECK;
 ms_err ms_cms_digest_update(struct ms_cms_digest *d, const uint8_t *p, size_t len) MS_MUST_CHECK;

@@ -68,38 +68,12 @@ void ms_der_uint(struct ms_der_out *o, const uint8_t *p, size_t len);
 ms_err ms_der_name_atv(struct ms_span *rdn, struct ms_span *oid, uint8_t *tag,
 		       struct ms_span *value) MS_MUST_CHECK;
 
-/* ---- sha256_ni.c: SHA-256/224 with the x86 SHA extensions ---- */
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define MS_HAVE_SHA_NI 1
-#else
-#define MS_HAVE_SHA_NI 0
-#endif
-
-/* Whether this CPU has SHA-NI (and SSSE3, SSE4.1); always false elsewhere. */
-bool ms_sha256_ni_available(void);
-
-#if MS_HAVE_SHA_NI
-struct ms_sha256_ni {
-	uint32_t h[8];
-	uint64_t total;		/* bytes hashed so far */
-	uint8_t buf[64];
-	size_t used;		/* bytes waiting in buf, < 64 */
-	bool is224;
-};
-
-/* Only where ms_sha256_ni_available(). finish() writes 32 (28) bytes,
- * returns that count and starts the context again. */
-void ms_sha256_ni_start(struct ms_sha256_ni *c, bool is224);
-void ms_sha256_ni_update(struct ms_sha256_ni *c, const uint8_t *p, size_t len);
-size_t ms_sha256_ni_finish(struct ms_sha256_ni *c, uint8_t *out);
-#endif
-
 /* ---- hash.c: per-hash constants ---- */
 
 struct ms_hash_info {
 	enum ms_hash_alg alg;
 	const char *name;		/* sign-file's name, lower case */
+	const char *const *more_names;	/* OpenSSL's other names, lower case, NULL-ended */
 	size_t size;			/* digest bytes */
 	const uint8_t *alg_id;		/* AlgorithmIdentifier, no params */
 	size_t alg_id_len;
@@ -117,11 +91,6 @@ extern const uint8_t ms_alg_rsa_encryption[15];
 /* OID TLVs of the ContentInfo types (RFC 5652, 3 and 4). */
 extern const uint8_t ms_oid_signed_data[11];
 extern const uint8_t ms_oid_data[11];
-
-/* ---- hash.c: what the mbedTLS in use computes ---- */
-
-/* Whether the mbedTLS in use can compute @alg. */
-bool ms_digest_available(enum ms_hash_alg alg);
 
 /* ---- cert.c ---- */
 

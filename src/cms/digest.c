@@ -1,64 +1,75 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Streaming module digests through mbedTLS's generic message-digest layer
- * (the mbedTLS type of each hash comes from hash.c), or SHA-NI for SHA-256
- * and SHA-224 where the CPU has it (sha256_ni.c).
+ * Streaming module digests through nettle (Debian's libnettle8): every hash
+ * of hash.c, SHA-3 included. nettle's fat build picks the CPU's SHA
+ * extensions for SHA-1 and SHA-256/224 at run time. The only file of src
+ * that includes nettle's hash headers.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 
-#include <mbedtls/md.h>
+#include <nettle/nettle-meta.h>
+#include <nettle/sha1.h>
+#include <nettle/sha2.h>
+#include <nettle/sha3.h>
 
 #include "cms_internal.h"
 
-struct ms_cms_digest {
-	enum ms_hash_alg alg;
-	mbedtls_md_context_t md;
-#if MS_HAVE_SHA_NI
-	bool use_ni;
-	struct ms_sha256_ni ni;
-#endif
+/* One context of any of our hashes: one allocation, aligned for each. */
+union hash_ctx {
+	struct sha1_ctx sha1;
+	struct sha256_ctx sha256;	/* also SHA-224 */
+	struct sha512_ctx sha512;	/* also SHA-384 */
+	struct sha3_256_ctx sha3_256;
+	struct sha3_384_ctx sha3_384;
+	struct sha3_512_ctx sha3_512;
 };
 
-#if MS_HAVE_SHA_NI
-/* CPUID is slow in a VM: ask once. 0 unknown, 1 no, 2 yes. */
-static atomic_int ni_state;
+struct ms_cms_digest {
+	enum ms_hash_alg alg;
+	const struct nettle_hash *h;
+	union hash_ctx ctx;
+};
 
-static bool
-ni_usable(enum ms_hash_alg alg)
+/* nettle's description of @alg; NULL outside the enum. */
+static const struct nettle_hash *
+nettle_of(enum ms_hash_alg alg)
 {
-	int st = atomic_load(&ni_state);
-
-	if (alg != MS_HASH_SHA256 && alg != MS_HASH_SHA224) {
-		return false;
+	switch (alg) {
+	case MS_HASH_SHA1:
+		return &nettle_sha1;
+	case MS_HASH_SHA224:
+		return &nettle_sha224;
+	case MS_HASH_SHA256:
+		return &nettle_sha256;
+	case MS_HASH_SHA384:
+		return &nettle_sha384;
+	case MS_HASH_SHA512:
+		return &nettle_sha512;
+	case MS_HASH_SHA3_256:
+		return &nettle_sha3_256;
+	case MS_HASH_SHA3_384:
+		return &nettle_sha3_384;
+	case MS_HASH_SHA3_512:
+		return &nettle_sha3_512;
 	}
-	if (st == 0) {
-		st = ms_sha256_ni_available() ? 2 : 1;
-		atomic_store(&ni_state, st);
-	}
-	return st == 2;
+	return NULL;
 }
-#endif
 
 ms_err
 ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out)
 {
-	ms_err err = MS_E_INTERNAL;
+	const struct nettle_hash *h = nettle_of(alg);
 	struct ms_cms_digest *d = NULL;
-	const mbedtls_md_info_t *info = NULL;
 
 	if (out == NULL) {
 		return MS_E_ARG;
 	}
 	*out = NULL;
-	if (ms_hash_info(alg) == NULL) {
+	if (h == NULL || ms_hash_info(alg) == NULL) {
 		return MS_E_ARG;
 	}
-	if (!ms_digest_available(alg)) {
-		return MS_E_UNSUPPORTED;
-	}
-	info = mbedtls_md_info_from_type((mbedtls_md_type_t)ms_cms_hash_mbedtls_md(alg));
-	if (info == NULL || mbedtls_md_get_size(info) != ms_cms_hash_size(alg)) {
+	/* Our table and nettle must agree, and the union must hold nettle's context. */
+	if (h->digest_size != ms_cms_hash_size(alg) || h->context_size > sizeof(d->ctx)) {
 		return MS_E_INTERNAL;
 	}
 	d = calloc(1, sizeof(*d));
@@ -66,29 +77,10 @@ ms_cms_digest_new(enum ms_hash_alg alg, struct ms_cms_digest **out)
 		return MS_E_NOMEM;
 	}
 	d->alg = alg;
-	mbedtls_md_init(&d->md);
-#if MS_HAVE_SHA_NI
-	if (ni_usable(alg)) {
-		d->use_ni = true;
-		ms_sha256_ni_start(&d->ni, alg == MS_HASH_SHA224);
-		*out = d;
-		return MS_OK;
-	}
-#endif
-	if (mbedtls_md_setup(&d->md, info, 0) != 0) {
-		err = MS_E_NOMEM;	/* the only failure left once info is valid */
-		goto out;
-	}
-	if (mbedtls_md_starts(&d->md) != 0) {
-		err = MS_E_INTERNAL;
-		goto out;
-	}
+	d->h = h;
+	h->init(&d->ctx);
 	*out = d;
-	d = NULL;
-	err = MS_OK;
-out:
-	ms_cms_digest_free(d);
-	return err;
+	return MS_OK;
 }
 
 ms_err
@@ -97,17 +89,8 @@ ms_cms_digest_update(struct ms_cms_digest *d, const uint8_t *p, size_t len)
 	if (d == NULL || (p == NULL && len != 0)) {
 		return MS_E_ARG;
 	}
-	if (len == 0) {
-		return MS_OK;
-	}
-#if MS_HAVE_SHA_NI
-	if (d->use_ni) {
-		ms_sha256_ni_update(&d->ni, p, len);
-		return MS_OK;
-	}
-#endif
-	if (mbedtls_md_update(&d->md, p, len) != 0) {
-		return MS_E_INTERNAL;
+	if (len != 0) {
+		d->h->update(&d->ctx, len, p);
 	}
 	return MS_OK;
 }
@@ -120,7 +103,7 @@ ms_cms_digest_final(struct ms_cms_digest *d, uint8_t *out, size_t cap, size_t *o
 	if (d == NULL || out_len == NULL) {
 		return MS_E_ARG;
 	}
-	size = ms_cms_hash_size(d->alg);
+	size = d->h->digest_size;
 	if (out == NULL) {
 		*out_len = size;	/* size query; the digest goes on */
 		return MS_OK;
@@ -128,19 +111,8 @@ ms_cms_digest_final(struct ms_cms_digest *d, uint8_t *out, size_t cap, size_t *o
 	if (cap < size) {
 		return MS_E_NOSPACE;
 	}
-#if MS_HAVE_SHA_NI
-	if (d->use_ni) {
-		*out_len = ms_sha256_ni_finish(&d->ni, out);
-		return MS_OK;
-	}
-#endif
-	if (mbedtls_md_finish(&d->md, out) != 0) {
-		return MS_E_INTERNAL;
-	}
-	/* Ready for the next module (mbedtls_md_starts resets the state). */
-	if (mbedtls_md_starts(&d->md) != 0) {
-		return MS_E_INTERNAL;
-	}
+	/* nettle's digest functions also reset the context: ready for the next module. */
+	d->h->digest(&d->ctx, size, out);
 	*out_len = size;
 	return MS_OK;
 }
@@ -148,9 +120,5 @@ ms_cms_digest_final(struct ms_cms_digest *d, uint8_t *out, size_t cap, size_t *o
 void
 ms_cms_digest_free(struct ms_cms_digest *d)
 {
-	if (d == NULL) {
-		return;
-	}
-	mbedtls_md_free(&d->md);
 	free(d);
 }

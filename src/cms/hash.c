@@ -2,7 +2,8 @@
 /*
  * Hash names, sizes and the pre-encoded DER that names each hash: its
  * AlgorithmIdentifier, PKCS#1 DigestInfo prefix and ecdsa-with-<hash>;
- * and the one mapping of our hashes to mbedTLS's. Every other file of
+ * the names OpenSSL (so sign-file) takes for it; and the one mapping of our
+ * hashes to mbedTLS's. Every other file of
  * src/cms builds on this one; it calls none of them.
  */
 #include <mbedtls/md.h>
@@ -128,18 +129,62 @@ const uint8_t ms_oid_data[11] = {
 	0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x01,
 };
 
-#define ROW(a, n, sz, id, di, ec) \
-	{ (a), (n), (sz), (id), sizeof(id), (di), sizeof(di), (ec), sizeof(ec) }
+/*
+ * The other names OpenSSL 3.0 takes for each hash, so sign-file takes them
+ * too (EVP_get_digestbyname(), case-insensitive; `openssl list
+ * -digest-algorithms` on Debian 12): the provider's names and OID, and the
+ * legacy names of the RSA signature algorithms, which it maps to their
+ * digest. Lower case; NULL-terminated.
+ */
+static const char *const names_sha1[] = {
+	"sha-1", "ssl3-sha1", "1.3.14.3.2.26", "rsa-sha1", "rsa-sha1-2",
+	"sha1withrsaencryption", NULL,
+};
+static const char *const names_sha224[] = {
+	"sha-224", "sha2-224", "2.16.840.1.101.3.4.2.4", "rsa-sha224",
+	"sha224withrsaencryption", NULL,
+};
+static const char *const names_sha256[] = {
+	"sha-256", "sha2-256", "2.16.840.1.101.3.4.2.1", "rsa-sha256",
+	"sha256withrsaencryption", NULL,
+};
+static const char *const names_sha384[] = {
+	"sha-384", "sha2-384", "2.16.840.1.101.3.4.2.2", "rsa-sha384",
+	"sha384withrsaencryption", NULL,
+};
+static const char *const names_sha512[] = {
+	"sha-512", "sha2-512", "2.16.840.1.101.3.4.2.3", "rsa-sha512",
+	"sha512withrsaencryption", NULL,
+};
+static const char *const names_sha3_256[] = {
+	"2.16.840.1.101.3.4.2.8", "rsa-sha3-256", "id-rsassa-pkcs1-v1_5-with-sha3-256", NULL,
+};
+static const char *const names_sha3_384[] = {
+	"2.16.840.1.101.3.4.2.9", "rsa-sha3-384", "id-rsassa-pkcs1-v1_5-with-sha3-384", NULL,
+};
+static const char *const names_sha3_512[] = {
+	"2.16.840.1.101.3.4.2.10", "rsa-sha3-512", "id-rsassa-pkcs1-v1_5-with-sha3-512", NULL,
+};
+
+#define ROW(a, n, more, sz, id, di, ec) \
+	{ (a), (n), (more), (sz), (id), sizeof(id), (di), sizeof(di), (ec), sizeof(ec) }
 
 static const struct ms_hash_info hashes[] = {
-	ROW(MS_HASH_SHA1, "sha1", 20, alg_sha1, di_sha1, alg_ecdsa_sha1),
-	ROW(MS_HASH_SHA224, "sha224", 28, alg_sha224, di_sha224, alg_ecdsa_sha224),
-	ROW(MS_HASH_SHA256, "sha256", 32, alg_sha256, di_sha256, alg_ecdsa_sha256),
-	ROW(MS_HASH_SHA384, "sha384", 48, alg_sha384, di_sha384, alg_ecdsa_sha384),
-	ROW(MS_HASH_SHA512, "sha512", 64, alg_sha512, di_sha512, alg_ecdsa_sha512),
-	ROW(MS_HASH_SHA3_256, "sha3-256", 32, alg_sha3_256, di_sha3_256, alg_ecdsa_sha3_256),
-	ROW(MS_HASH_SHA3_384, "sha3-384", 48, alg_sha3_384, di_sha3_384, alg_ecdsa_sha3_384),
-	ROW(MS_HASH_SHA3_512, "sha3-512", 64, alg_sha3_512, di_sha3_512, alg_ecdsa_sha3_512),
+	ROW(MS_HASH_SHA1, "sha1", names_sha1, 20, alg_sha1, di_sha1, alg_ecdsa_sha1),
+	ROW(MS_HASH_SHA224, "sha224", names_sha224, 28, alg_sha224, di_sha224,
+	    alg_ecdsa_sha224),
+	ROW(MS_HASH_SHA256, "sha256", names_sha256, 32, alg_sha256, di_sha256,
+	    alg_ecdsa_sha256),
+	ROW(MS_HASH_SHA384, "sha384", names_sha384, 48, alg_sha384, di_sha384,
+	    alg_ecdsa_sha384),
+	ROW(MS_HASH_SHA512, "sha512", names_sha512, 64, alg_sha512, di_sha512,
+	    alg_ecdsa_sha512),
+	ROW(MS_HASH_SHA3_256, "sha3-256", names_sha3_256, 32, alg_sha3_256, di_sha3_256,
+	    alg_ecdsa_sha3_256),
+	ROW(MS_HASH_SHA3_384, "sha3-384", names_sha3_384, 48, alg_sha3_384, di_sha3_384,
+	    alg_ecdsa_sha3_384),
+	ROW(MS_HASH_SHA3_512, "sha3-512", names_sha3_512, 64, alg_sha3_512, di_sha3_512,
+	    alg_ecdsa_sha3_512),
 };
 
 #define N_HASHES (sizeof(hashes) / sizeof(hashes[0]))
@@ -171,7 +216,11 @@ name_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
-/* MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. */
+/*
+ * MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. Our digests are
+ * nettle's (digest.c); mbedTLS's hash is only wanted by the key-file signer
+ * for the HMAC of deterministic ECDSA (RFC 6979).
+ */
 static mbedtls_md_type_t
 md_type(enum ms_hash_alg alg)
 {
@@ -209,14 +258,6 @@ ms_cms_hash_mbedtls_md(enum ms_hash_alg alg)
 	return (int)md_type(alg);
 }
 
-bool
-ms_digest_available(enum ms_hash_alg alg)
-{
-	mbedtls_md_type_t t = md_type(alg);
-
-	return t != MBEDTLS_MD_NONE && mbedtls_md_info_from_type(t) != NULL;
-}
-
 ms_err
 ms_cms_hash_from_name(const char *name, enum ms_hash_alg *out)
 {
@@ -226,14 +267,16 @@ ms_cms_hash_from_name(const char *name, enum ms_hash_alg *out)
 		return MS_E_ARG;
 	}
 	for (i = 0; i < N_HASHES; i++) {
-		if (!name_eq(name, hashes[i].name)) {
-			continue;
+		const char *const *more = hashes[i].more_names;
+		bool is = name_eq(name, hashes[i].name);
+
+		for (; !is && *more != NULL; more++) {
+			is = name_eq(name, *more);
 		}
-		if (!ms_digest_available(hashes[i].alg)) {
-			return MS_E_UNSUPPORTED;
+		if (is) {
+			*out = hashes[i].alg;
+			return MS_OK;
 		}
-		*out = hashes[i].alg;
-		return MS_OK;
 	}
 	/* md4, md5 and anything else: the kernel no longer verifies them. */
 	return MS_E_ARG;

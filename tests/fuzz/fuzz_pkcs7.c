@@ -42,17 +42,15 @@ setup(void)
 	}
 }
 
-/* The digest of mod.bin, or zeros when this mbedTLS lacks the hash. */
+/* The digest of mod.bin (every hash a parsed signer names is one we compute). */
 static void
 mod_digest(struct ms_pkcs7_digest *dg)
 {
 	struct ms_cms_digest *d = NULL;
 	size_t len = 0;
 
-	if (ms_cms_digest_new(dg->alg, &d) != MS_OK) {
-		return;
-	}
-	if (ms_cms_digest_update(d, mod_bin, mod_bin_len) != MS_OK ||
+	if (ms_cms_digest_new(dg->alg, &d) != MS_OK ||
+	    ms_cms_digest_update(d, mod_bin, mod_bin_len) != MS_OK ||
 	    ms_cms_digest_final(d, dg->d, sizeof(dg->d), &len) != MS_OK || len != dg->len) {
 		fuzz_die("hashing mod.bin");
 	}

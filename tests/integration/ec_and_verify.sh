@@ -31,14 +31,29 @@ check_verify() {
 	fi
 }
 
+# SHA-3 too: ecdsa-with-SHA3-* (kernel 6.7+), which OpenSSL 3.0 verifies but
+# cannot make (so sign-file cannot either).
 for key in ec256 ec384 ec521; do
-	for hash in sha256 sha384 sha512; do
+	for hash in sha256 sha384 sha512 sha3-256 sha3-384 sha3-512; do
 		check_verify "token $key $hash" "$hash" "$(key_uri $key)" "$DATA/$key.x509.der"
 		check_verify "pem $key $hash" "$hash" "$DATA/$key.key.pem" "$DATA/$key.x509.der"
 	done
 	check_verify "token $key sha256 -k" sha256 "$(key_uri $key)" "$DATA/$key.x509.der" -k
 done
 check_verify "token rsa4096 sha512 -k" sha512 "$(key_uri rsa4096)" "$DATA/rsa4096.x509.der" -k
+check_verify "token rsa2048 sha3-384" sha3-384 "$(key_uri rsa2048)" "$DATA/rsa2048.x509.der"
+
+# The signature algorithm of ECDSA with SHA-3: ecdsa-with-SHA3-256
+# 2.16.840.1.101.3.4.3.10 without parameters (as ecdsa-with-SHA256 has none).
+cp "$mod" "$T/e.ko"
+"$MODSIGN" -d sha3-256 "$DATA/ec256.key.pem" "$DATA/ec256.x509.der" "$T/e.ko" >>"$MS_LOG" 2>&1
+# SEQUENCE (11 bytes) { OID 2.16.840.1.101.3.4.3.10 }: nothing after the OID.
+if od -An -tx1 -v "$T/e.ko.p7s" | tr -d ' \n' | grep -q '300b060960864801650304030a'; then
+	t_pass "ECDSA SHA3-256: signatureAlgorithm ecdsa-with-SHA3-256, no parameters"
+else
+	t_fail "ECDSA SHA3-256: signatureAlgorithm ecdsa-with-SHA3-256, no parameters" \
+		"$(openssl asn1parse -inform DER -in "$T/e.ko.p7s" 2>&1)"
+fi
 
 # ECDSA with a PEM key is deterministic (RFC 6979): the same module twice
 # gives the same bytes.

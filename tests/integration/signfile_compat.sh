@@ -42,6 +42,51 @@ for key in rsa2048 rsa3072 rsa4096; do
 	done
 done
 
+# SHA-3 (kernels 6.7+): byte for byte too, PEM and token, both signer forms.
+for case in "rsa2048 sha3-256" "rsa4096 sha3-384 -k" "rsa3072 sha3-512" "rsa2048 sha3-512 -k"; do
+	set -- $case
+	what="$1 $2 ${3:-(issuer+serial)}"
+	ref "${3:-}" "$2" "$1"
+	if ours "${3:-}" "$2" "$DATA/$1.key.pem" "$DATA/$1.x509.der" &&
+	    same "$T/ref/m.ko" "$T/our/m.ko"; then
+		t_pass "pem key equals sign-file: $what"
+	else
+		t_fail "pem key equals sign-file: $what" "$(cat "$T/out")"
+	fi
+	if ours "${3:-}" "$2" "$(key_uri "$1")" "$DATA/$1.x509.der" &&
+	    same "$T/ref/m.ko" "$T/our/m.ko"; then
+		t_pass "token key equals sign-file: $what"
+	else
+		t_fail "token key equals sign-file: $what" "$(cat "$T/out")"
+	fi
+done
+
+# Every name OpenSSL 3.0 (so sign-file) takes for these hashes
+# (`openssl list -digest-algorithms`), in the case given: the same .p7s.
+aliases="SHA1 SHA-1 sha-1 SSL3-SHA1 1.3.14.3.2.26 RSA-SHA1 RSA-SHA1-2 sha1WithRSAEncryption
+SHA224 SHA2-224 SHA-224 2.16.840.1.101.3.4.2.4 RSA-SHA224 sha224WithRSAEncryption
+SHA2-256 Sha-256 2.16.840.1.101.3.4.2.1 RSA-SHA256 sha256WithRSAEncryption
+SHA384 SHA2-384 sha-384 2.16.840.1.101.3.4.2.2 RSA-SHA384 sha384WithRSAEncryption
+SHA512 SHA2-512 SHA-512 2.16.840.1.101.3.4.2.3 RSA-SHA512 sha512WithRSAEncryption
+SHA3-256 2.16.840.1.101.3.4.2.8 RSA-SHA3-256 id-rsassa-pkcs1-v1_5-with-sha3-256
+SHA3-384 2.16.840.1.101.3.4.2.9 RSA-SHA3-384 id-rsassa-pkcs1-v1_5-with-sha3-384
+SHA3-512 2.16.840.1.101.3.4.2.10 RSA-SHA3-512 id-rsassa-pkcs1-v1_5-with-sha3-512"
+bad=""
+n=0
+for name in $aliases; do
+	ref "-d" "$name" rsa2048
+	if ! ours "-d" "$name" "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.der" ||
+	    ! same "$T/ref/m.ko.p7s" "$T/our/m.ko.p7s"; then
+		bad="$bad $name"
+	fi
+	n=$((n + 1))
+done
+if [ -z "$bad" ] && [ "$n" -eq 43 ]; then
+	t_pass "hash names as OpenSSL takes them: $n names, .p7s equals sign-file's"
+else
+	t_fail "hash names as OpenSSL takes them ($n names)" "differ or refused:$bad"
+fi
+
 # Other hashes sign-file takes.
 for hash in sha224 sha1 SHA256; do
 	ref "" "$hash" rsa2048

@@ -64,11 +64,13 @@ algo_of() {
 agree=0
 disagree=""
 for key in rsa2048 rsa3072 rsa4096 ec256 ec384 ec521; do
-	for hash in sha1 sha224 sha256 sha384 sha512; do
+	for hash in sha1 sha224 sha256 sha384 sha512 sha3-256 sha3-384 sha3-512; do
 		for signer in modsign sign-file; do
 			for k in "" -k; do
 				# -k for one hash per key is enough.
 				[ -n "$k" ] && [ "$hash" != sha384 ] && continue
+				# OpenSSL 3.0's CMS has no ecdsa-with-SHA3: sign-file cannot.
+				case $signer-$key-$hash in sign-file-ec*-sha3-*) continue ;; esac
 				out=$T/m-$key-$hash-$signer$k.ko
 				cp "$mod" "$out"
 				if [ "$signer" = modsign ]; then
@@ -91,8 +93,8 @@ for key in rsa2048 rsa3072 rsa4096 ec256 ec384 ec521; do
 		done
 	done
 done
-if [ -z "$disagree" ] && [ "$agree" -eq 72 ]; then
-	t_pass "verify agrees with openssl cms -verify on $agree modules (6 keys, 5 hashes, modsign and sign-file, -k)"
+if [ -z "$disagree" ] && [ "$agree" -eq 99 ]; then
+	t_pass "verify agrees with openssl cms -verify on $agree modules (6 keys, 8 hashes with SHA-3, modsign and sign-file, -k)"
 else
 	t_fail "verify agrees with openssl cms -verify ($agree agreed)" "$disagree"
 fi
@@ -106,14 +108,6 @@ expect_verify "-c with a pkcs11: certificate URI" 0 "^OK $r " -c "$curi" "$r"
 expect_verify "-c with a missing token certificate" 1 "certificate:" \
 	-c "pkcs11:token=modsign-test;object=nosuch;type=cert?module-path=$SOFTHSM" "$r"
 expect_verify "-c with an unreadable file" 1 "nosuch.der: " -c "$T/nosuch.der" "$r"
-
-# SHA-3: sign-file (OpenSSL 3) makes it, Debian's mbedTLS 2.28 cannot check it: a clear FAIL.
-cp "$mod" "$T/sha3.ko"
-"$SIGNFILE" sha3-256 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.der" "$T/sha3.ko" 2>/dev/null
-if openssl_verify "$T/sha3.ko" "$mod" "$DATA/rsa2048.x509.pem"; then
-	expect_verify "sha3-256 says the digest is not available" 1 \
-		"FAIL $T/sha3.ko: sha3-256 digests are not available" -c "$DATA/rsa2048.x509.der" "$T/sha3.ko"
-fi
 
 # --- One changed byte: module, signature, trailer; wrong certificate ------------------
 for key in rsa2048 ec384; do

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ecdsa.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/pk.h>
 
@@ -154,14 +155,17 @@ cms_load_key(const char *name, mbedtls_pk_context *pk)
 	free(p);
 }
 
-/* The mbedTLS digest that ECDSA's deterministic nonce (RFC 6979) uses. */
+/*
+ * The mbedTLS digest that ECDSA's deterministic nonce (RFC 6979) uses:
+ * SHA-512 for SHA-3, which mbedTLS 2.28 lacks (the HMAC only derives the
+ * nonce; the signature is over @tbs whatever it is).
+ */
 static mbedtls_md_type_t
 md_of(enum ms_hash_alg alg)
 {
 	int t = ms_cms_hash_mbedtls_md(alg);
 
-	CHECK(t != MBEDTLS_MD_NONE);
-	return (mbedtls_md_type_t)t;
+	return t == MBEDTLS_MD_NONE ? MBEDTLS_MD_SHA512 : (mbedtls_md_type_t)t;
 }
 
 size_t
@@ -169,19 +173,29 @@ cms_token_sign(const char *name, enum ms_hash_alg alg, const uint8_t *tbs, size_
 	       uint8_t *sig, size_t half)
 {
 	mbedtls_pk_context pk;
+	mbedtls_ecp_keypair *ec;
+	mbedtls_mpi r, s;
 	uint8_t der[MBEDTLS_PK_SIGNATURE_MAX_SIZE];
 	size_t len = 0;
-	bool is_rsa;
 
 	cms_load_key(name, &pk);
-	is_rsa = mbedtls_pk_get_type(&pk) == MBEDTLS_PK_RSA;
-	CHECK(mbedtls_pk_sign(&pk, is_rsa ? MBEDTLS_MD_NONE : md_of(alg), tbs, tbs_len, der, &len,
-			      cms_rng, NULL) == 0);
-	mbedtls_pk_free(&pk);
-	if (is_rsa) {
+	if (mbedtls_pk_get_type(&pk) == MBEDTLS_PK_RSA) {
+		CHECK(mbedtls_pk_sign(&pk, MBEDTLS_MD_NONE, tbs, tbs_len, der, &len, cms_rng,
+				      NULL) == 0);
+		mbedtls_pk_free(&pk);
 		memcpy(sig, der, len);
 		return len;
 	}
-	cms_ec_der_to_raw((struct ms_span){ der, len }, half, sig);
+	/* ECDSA over the digest itself, as CKM_ECDSA: r||s, @half bytes each. */
+	ec = mbedtls_pk_ec(pk);
+	mbedtls_mpi_init(&r);
+	mbedtls_mpi_init(&s);
+	CHECK(mbedtls_ecdsa_sign_det_ext(&ec->grp, &r, &s, &ec->d, tbs, tbs_len, md_of(alg),
+					 cms_rng, NULL) == 0);
+	CHECK(mbedtls_mpi_write_binary(&r, sig, half) == 0);
+	CHECK(mbedtls_mpi_write_binary(&s, sig + half, half) == 0);
+	mbedtls_mpi_free(&r);
+	mbedtls_mpi_free(&s);
+	mbedtls_pk_free(&pk);
 	return 2 * half;
 }
