@@ -22,8 +22,8 @@
 #   R6  two-stage BSP build: base modules and an out-of-tree module that
 #       needs one of them installed unsigned into one INSTALL_MOD_PATH, one
 #       `modsign -b -r`, depmod, modprobe in the VM
-#   R7  DKMS (Debian's dkms, sign_file= modsign, mok_signing_key= the URI)
-#       under the agent
+#   R7  DKMS (Debian's dkms, sign_file= modsign, mok_signing_key= the URI),
+#       and under the agent (R7a)
 # RSA signatures are deterministic: every signed module must equal R0's.
 # Environment: see lib.sh.
 
@@ -96,12 +96,12 @@ n_all=$((n_in + 3))
 [ "$n_in" -ge 5 ] || die "the 6.1 build has $n_in in-tree modules (modules.order), want the six of kernel.config"
 echo "$n_in in-tree modules in $KVER, 3 out-of-tree test modules, kc_oot"
 
-# modsign agent (issue 13): parts R2 and R7 run once modsign has it.
+# modsign agent (issue 13): R2 and R7a run once modsign has it.
 if "$MODSIGN" --help 2>&1 | grep -q 'modsign agent'; then
 	HAVE_AGENT=1
 else
 	HAVE_AGENT=0
-	echo "NOTE modsign has no agent yet (issue 13): R2 (modules_install under the agent) and R7 (DKMS) not run"
+	echo "NOTE modsign has no agent yet (issue 13): R2 (modules_install under the agent) and R7a (DKMS under the agent) not run"
 fi
 
 phase token
@@ -296,7 +296,7 @@ else
 	make_failed "R6 BSP: unsigned modules_install, in-tree and M=" "$T/make-R6.log"
 fi
 
-# --- R7: DKMS under the agent --------------------------------------------
+# --- R7: DKMS, directly and under the agent ------------------------------
 
 # Debian's dkms reads only /etc/dkms/framework.conf{,.d/*.conf}: it runs in
 # a private mount namespace with the test's /etc/dkms bound over the real
@@ -304,40 +304,57 @@ fi
 # strips, then runs "$sign_file" "$sign_hash" "$mok_signing_key"
 # "$mok_certificate" <module> once per module (it ignores the status: the
 # booted kernel is the judge).
+#
+# dkms_build RUN [AGENT-KEY]: builds kc-dkms in a fresh DKMS tree, under
+# `modsign agent AGENT-KEY --` when one is given; its modules load.
+dkms_build() {
+	local run=$1 built
+	rm -rf "$T/dkms-tree"
+	mkdir -p "$T/dkms-tree"
+	export SLOWTOKEN_LOG=$T/p11-${run%% *}.log
+	: >"$SLOWTOKEN_LOG"
+	if ${2:+"$MODSIGN" agent "$2" --} unshare --mount --propagation private sh -c '
+		mount --bind "$1" /etc/dkms &&
+		dkms build -m kc-dkms -v 1.0 -k "$2" --kernelsourcedir "$3" \
+			--dkmstree "$4" --sourcetree "$5"' \
+		sh "$T/etc-dkms" "$KVER" "$T/tree-sf" "$T/dkms-tree" "$T/dkms-src" \
+		>"$T/make-${run%% *}.log" 2>&1; then
+		unset SLOWTOKEN_LOG
+		built=$T/dkms-tree/kc-dkms/1.0/$KVER/x86_64/module
+		check_signed "$run" "$built" 2
+		if [ -n "${2:-}" ]; then
+			check_calls "$run: two sign_file calls, one login" "$T/p11-${run%% *}.log" 1 1 1
+		else
+			check_calls "$run: one sign_file call per module" "$T/p11-${run%% *}.log" 2 2 2
+		fi
+		if grep -q "Sign command: $MODSIGN" "$T/make-${run%% *}.log"; then
+			t_pass "$run: its sign_file is modsign, from the test's framework.conf"
+		else
+			t_fail "$run: its sign_file is modsign" "$(cat "$T/make-${run%% *}.log")"
+		fi
+		mkdir -p "$T/${run%% *}"
+		for f in "$built"/*.ko; do
+			cp "$f" "$T/${run%% *}/"
+			add_case "$run: loads $(basename "$f")" "$(basename "$f" .ko)" "$f" LOADED
+		done
+	else
+		unset SLOWTOKEN_LOG
+		make_failed "$run" "$T/make-${run%% *}.log"
+	fi
+}
+
 phase "R7 DKMS"
-if [ "$HAVE_AGENT" = 1 ] && [ "$(id -u)" -eq 0 ] && command -v dkms >/dev/null 2>&1 &&
-	command -v unshare >/dev/null 2>&1; then
-	mkdir -p "$T/etc-dkms/framework.conf.d" "$T/dkms-src/kc-dkms-1.0" "$T/dkms-tree"
+if [ "$(id -u)" -eq 0 ] && command -v dkms >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1; then
+	mkdir -p "$T/etc-dkms/framework.conf.d" "$T/dkms-src/kc-dkms-1.0"
 	cp "$KDIR"/dkms/dkms.conf "$KDIR"/dkms/Kbuild "$KDIR"/dkms/*.c "$T/dkms-src/kc-dkms-1.0/"
 	{
 		echo "sign_file=\"$MODSIGN\""
 		echo "mok_signing_key=\"$URI\""
 		echo "mok_certificate=\"$CERT\""
 	} >"$T/etc-dkms/framework.conf"
-	export SLOWTOKEN_LOG=$T/p11-R7.log
-	: >"$SLOWTOKEN_LOG"
-	if "$MODSIGN" agent "$URI" -- unshare --mount --propagation private sh -c '
-		mount --bind "$1" /etc/dkms &&
-		dkms build -m kc-dkms -v 1.0 -k "$2" --kernelsourcedir "$3" \
-			--dkmstree "$4" --sourcetree "$5"' \
-		sh "$T/etc-dkms" "$KVER" "$T/tree-sf" "$T/dkms-tree" "$T/dkms-src" >"$T/make-R7.log" 2>&1; then
-		unset SLOWTOKEN_LOG
-		built=$T/dkms-tree/kc-dkms/1.0/$KVER/x86_64/module
-		check_signed "R7 DKMS build under modsign agent" "$built" 2
-		check_calls "R7 DKMS: two sign_file calls under modsign agent" "$T/p11-R7.log" 1 1 1
-		if grep -q "Sign command: $MODSIGN" "$T/make-R7.log"; then
-			t_pass "R7 DKMS: its sign_file is modsign, from the test's framework.conf"
-		else
-			t_fail "R7 DKMS: its sign_file is modsign" "$(cat "$T/make-R7.log")"
-		fi
-		for f in "$built"/*.ko; do
-			add_case "R7 DKMS: loads $(basename "$f")" "$(basename "$f" .ko)" "$f" LOADED
-		done
-	else
-		unset SLOWTOKEN_LOG
-		make_failed "R7 DKMS build under modsign agent" "$T/make-R7.log"
-	fi
-elif [ "$HAVE_AGENT" = 1 ]; then
+	dkms_build "R7 DKMS build, pkcs11: key"
+	[ "$HAVE_AGENT" = 1 ] && dkms_build "R7a DKMS build under modsign agent" "$URI"
+else
 	echo "NOTE R7 DKMS needs root, dkms and unshare: not run"
 fi
 
