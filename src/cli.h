@@ -55,6 +55,7 @@ struct ms_opts {
 	bool verbose;		/* -v: one line per module */
 	unsigned jobs;		/* -j N; 0: what is fastest for the key source */
 	unsigned token_timeout;	/* --token-timeout: seconds a signature may take; 0 none */
+	uint64_t max_module_size;	/* --max-module-size: most a compressed module decodes to */
 	char **modules;		/* bulk: modules named on the command line */
 	size_t n_modules;
 	const char *files_from[8];	/* --files-from FILE ("-": stdin) */
@@ -129,6 +130,7 @@ struct ms_job {
 	struct ms_cms_cert *cert;
 	enum ms_write_mode write_mode;	/* bulk: directories are fsync'd at the end */
 	atomic_uint recoveries;		/* lost token sessions brought back so far */
+	struct ms_mod_zpool *zpool;	/* bulk: encoders of compressed modules, one per CPU */
 	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
 	size_t sid_len;
 	struct ms_pin pin;

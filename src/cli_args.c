@@ -23,6 +23,7 @@ enum {
 	OPT_REPLACE,
 	OPT_SKIP_SIGNED,
 	OPT_TOKEN_TIMEOUT,
+	OPT_MAX_MODULE_SIZE,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +35,7 @@ static const struct option long_opts[] = {
 	{ "replace", no_argument, NULL, OPT_REPLACE },
 	{ "skip-signed", no_argument, NULL, OPT_SKIP_SIGNED },
 	{ "token-timeout", required_argument, NULL, OPT_TOKEN_TIMEOUT },
+	{ "max-module-size", required_argument, NULL, OPT_MAX_MODULE_SIZE },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -68,10 +70,14 @@ static const char help_text[] =
 	"  --append         sign a signed module around its signature, as sign-file\n"
 	"                   does\n"
 	"  --pin-final-try  log in even when the token says one wrong PIN locks it\n"
+	"  --max-module-size <n>  refuse a compressed module (.ko.xz, .ko.zst, .ko.gz)\n"
+	"                   that decompresses to more than <n> bytes (K, M, G\n"
+	"                   suffixes; default 256M)\n"
 	"\n"
 	"Bulk signing (one key load, one token login, modules signed in place):\n"
 	"  -b               sign every <module> given\n"
-	"  -r <dir>         also every *.ko below <dir> (links below it not followed)\n"
+	"  -r <dir>         also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
+	"                   (links below it not followed)\n"
 	"  --files-from <f> also every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null       --files-from lists are NUL-separated, as find prints them\n"
 	"  -j, --jobs <n>   parallel signers (token sessions or key copies);\n"
@@ -187,6 +193,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->token_timeout = 120;
+	o->max_module_size = MS_ZMOD_LIMIT_DEFAULT;
 	opterr = 1;
 	for (;;) {
 		opt = getopt_long(argc, argv, "sdpkb0qvj:r:", long_opts, NULL);
@@ -236,6 +243,13 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 		case OPT_TOKEN_TIMEOUT:
 			if (parse_uint(optarg, 0, 86400, &o->token_timeout) != 0) {
 				ms_cli_error("--token-timeout %s: want seconds from 0 to 86400", optarg);
+				return usage();
+			}
+			break;
+		case OPT_MAX_MODULE_SIZE:
+			if (ms_mod_zlimit_parse(optarg, &o->max_module_size) != MS_OK) {
+				ms_cli_error("--max-module-size %s: want bytes from 1 to 2G-1 (K, M, G "
+					     "suffixes)", optarg);
 				return usage();
 			}
 			break;

@@ -24,9 +24,12 @@ static const char help_text[] =
 	"verified: use `modsign verify`.\n"
 	"\n"
 	"  --json            one JSON array, an object per module\n"
-	"  -r <dir>          every *.ko below <dir> (links below it not followed)\n"
+	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
+	"                    (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null        --files-from lists are NUL-separated\n"
+	"  --max-module-size <n>  refuse a compressed module that decompresses to\n"
+	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
 	"\n"
 	"Exit status: 0 when every module was read and is unsigned or carries a\n"
 	"signature the kernel's rules accept in form; 1 otherwise; 2 usage error.\n";
@@ -104,6 +107,13 @@ text_module(const char *path, const struct ms_sigmod *m, ms_err err, const char 
 	char tag[32];
 
 	ms_cli_line(stdout, "%-*s%s", COL, "module:", path);
+	if (m->is_open && m->mf.zfmt != MS_ZFMT_NONE) {
+		ms_cli_line(stdout, "%-*s%s", COL, "compression:", ms_mod_zfmt_name(m->mf.zfmt));
+	}
+	/* A container that does not decode is an error of the file, not of its trailer. */
+	if (err == MS_E_MALFORMED && !m->is_open) {
+		err = MS_E_IO;
+	}
 	if (err == MS_E_NOTFOUND) {
 		ms_cli_line(stdout, "%-*s%s", COL, "signed:", "no");
 		ms_cli_line(stdout, "%s", "");
@@ -173,6 +183,12 @@ json_module(const char *path, const struct ms_sigmod *m, ms_err err, const char 
 
 	printf("%s{", comma ? ",\n " : "");
 	json_key_str("module", path, false);
+	if (m->is_open && m->mf.zfmt != MS_ZFMT_NONE) {
+		json_key_str("compression", ms_mod_zfmt_name(m->mf.zfmt), true);
+	}
+	if (err == MS_E_MALFORMED && !m->is_open) {
+		err = MS_E_IO;
+	}
 	if (err != MS_OK && err != MS_E_NOTFOUND && err != MS_E_MALFORMED) {
 		printf(", \"signed\": null");
 		json_key_str("error", why, true);
@@ -243,7 +259,8 @@ ms_cli_info(int argc, char **argv)
 		bool has_problem = false;
 		ms_err err;
 
-		err = ms_cli_sigmod_open(list.path[i], &m, why, sizeof(why));
+		err = ms_cli_sigmod_open(list.path[i], a.list.max_module_size, &m, why,
+					 sizeof(why));
 		if (err == MS_OK && m.parse_err != MS_OK) {
 			snprintf(problem, sizeof(problem), "PKCS#7: %s", m.parse_why);
 			has_problem = true;

@@ -78,6 +78,16 @@ one_option(int argc, char **argv, int *i, unsigned allowed, const char *usage,
 		}
 	}
 	if (v == NULL && !missing) {
+		v = opt_value(argc, argv, i, NULL, "--max-module-size", &missing);
+		if (v != NULL) {
+			if (ms_mod_zlimit_parse(v, &a->list.max_module_size) != MS_OK) {
+				return usage_error(usage, "--max-module-size ",
+						   "wants bytes from 1 to 2G-1 (K, M, G suffixes)");
+			}
+			return MS_EXIT_OK;
+		}
+	}
+	if (v == NULL && !missing) {
 		v = opt_value(argc, argv, i, NULL, "--files-from", &missing);
 		if (v != NULL) {
 			if (a->list.n_files_from ==
@@ -110,6 +120,7 @@ ms_cli_inspect_args(int argc, char **argv, unsigned allowed, const char *usage,
 	bool only_names = false;
 
 	memset(a, 0, sizeof(*a));
+	a->list.max_module_size = MS_ZMOD_LIMIT_DEFAULT;
 	/*
 	 * Module names are gathered at the front of argv, after argv[0]: each
 	 * is moved to a slot already read (w <= i), so nothing is lost.
@@ -200,13 +211,15 @@ out:
 }
 
 ms_err
-ms_cli_sigmod_open(const char *path, struct ms_sigmod *m, char *why, size_t why_cap)
+ms_cli_sigmod_open(const char *path, uint64_t zlimit, struct ms_sigmod *m, char *why,
+		   size_t why_cap)
 {
 	const char *reason = NULL;
 	ms_err err;
 
 	memset(m, 0, sizeof(*m));
 	ms_modfile_init(&m->mf);
+	m->mf.zlimit = zlimit;
 	m->parse_err = MS_E_INTERNAL;
 	m->parse_why = "not parsed";
 	err = ms_modfile_open(&m->mf, path);
@@ -218,6 +231,7 @@ ms_cli_sigmod_open(const char *path, struct ms_sigmod *m, char *why, size_t why_
 		m->real_path = realpath(path, NULL);
 		if (m->real_path != NULL) {
 			ms_modfile_init(&m->mf);
+			m->mf.zlimit = zlimit;
 			err = ms_modfile_open(&m->mf, m->real_path);
 		}
 	}

@@ -43,7 +43,8 @@ struct ms_inspect_args {
 
 /*
  * ms_cli_inspect_args() - parse "[options] [--] [MODULE...]": -r DIR,
- * --files-from FILE, -0/--null, and the options @allowed names; prints
+ * --files-from FILE, -0/--null, --max-module-size N, and the options
+ * @allowed names; prints
  * @usage on a usage error and @help for -h/--help.
  * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE, or -1 after --help.
  */
@@ -71,13 +72,13 @@ struct ms_sigmod {
 
 /*
  * ms_cli_sigmod_open() - open @path (a symlink's target when @path is one:
- * reading follows a link the user named), judge its trailer, read and parse
- * its PKCS#7. A module whose PKCS#7 does not parse is still MS_OK here, with
+ * reading follows a link the user named; a compressed module decoded up to
+ * @zlimit bytes), judge its trailer, read and parse its PKCS#7. A module whose PKCS#7 does not parse is still MS_OK here, with
  * @m->parse_err set.
  * @why:	@why_cap bytes of text for any other failure.
  * Return: MS_OK (signed); MS_E_NOTFOUND (not signed); another error.
  */
-ms_err ms_cli_sigmod_open(const char *path, struct ms_sigmod *m, char *why,
+ms_err ms_cli_sigmod_open(const char *path, uint64_t zlimit, struct ms_sigmod *m, char *why,
 			  size_t why_cap) MS_MUST_CHECK;
 void ms_cli_sigmod_clear(struct ms_sigmod *m);
 

@@ -195,6 +195,14 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 			     ms_err_str(err));
 		return err;
 	}
+	/* More xz encoders than processors would only hold more memory (zmod.h). */
+	if (o->bulk) {
+		err = ms_mod_zpool_new(ms_cpu_count(), &job->zpool);
+		if (err != MS_OK) {
+			ms_cli_error("%s", ms_err_str(err));
+			return err;
+		}
+	}
 	if (ms_p11_uri_is(o->key)) {
 		err = job_token_key(job, o);
 	} else {
@@ -213,5 +221,7 @@ ms_cli_job_close(struct ms_job *job)
 	job->signer = NULL;
 	ms_cms_cert_free(job->cert);
 	job->cert = NULL;
+	ms_mod_zpool_free(job->zpool);
+	job->zpool = NULL;
 	ms_pin_clear(&job->pin);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The module list of a bulk run: names on the command line, --files-from
- * lists (newline- or NUL-separated, "-" for stdin) and every *.ko below a
- * -r directory. Parses untrusted input.
+ * lists (newline- or NUL-separated, "-" for stdin) and every module below a
+ * -r directory (*.ko, and compressed: *.ko.xz, *.ko.zst, *.ko.gz). Parses
+ * untrusted input.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -149,10 +150,11 @@ path_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* *.ko, *.ko.xz, *.ko.zst, *.ko.gz: what kbuild installs (modfmt/zmod.h). */
 static bool
-is_ko(const char *path, size_t len)
+is_ko(const char *path)
 {
-	return len >= 3 && strcmp(path + len - 3, ".ko") == 0;
+	return ms_mod_zfmt_is_module_name(path);
 }
 
 /* What a *.ko entry that is not a regular file is, for the -v note. */
@@ -221,7 +223,7 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 			err = MS_E_IO;
 			break;
 		case FTS_F:
-			if (is_ko(e->fts_path, len)) {
+			if (is_ko(e->fts_path)) {
 				err = list_add(list, e->fts_path, len);
 			}
 			break;
@@ -235,7 +237,7 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 				ms_cli_error("%s: %s: not a directory of modules", e->fts_path,
 					     entry_kind(e));
 				err = MS_E_ARG;
-			} else if (verbose && is_ko(e->fts_path, len)) {
+			} else if (verbose && is_ko(e->fts_path)) {
 				ms_cli_warn("%s: %s; skipped", e->fts_path, entry_kind(e));
 			}
 			break;

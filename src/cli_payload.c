@@ -95,7 +95,10 @@ ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t ca
 	/* A failure about the module itself, not about a <dest> or .p7s. */
 	bool is_module = mf->err_path == NULL || mf->err_path == mf->path;
 
-	if (err == MS_E_ARG && mf->sys_errno == ELOOP && is_module) {
+	if (mf->why != NULL) {
+		/* A compressed module's container (modfmt/zmodfile.c) says what is wrong. */
+		snprintf(out, cap, "%s", mf->why);
+	} else if (err == MS_E_ARG && mf->sys_errno == ELOOP && is_module) {
 		snprintf(out, cap, "is a symbolic link; replacing it in place would replace the "
 			 "link, not its target: name the target instead");
 	} else if (err == MS_E_ARG && mf->sys_errno == ELOOP) {

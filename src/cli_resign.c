@@ -89,7 +89,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 	ms_err err;
 
 	*skip = false;
-	*payload_len = (uint64_t)mf->st.st_size;
+	*payload_len = mf->len;
 	err = ms_mod_layout_read(mf, &l, &why);
 	if (err == MS_E_NOTFOUND) {
 		return MS_OK;	/* not signed */

@@ -33,7 +33,8 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
 	char path[4200];
 	ms_err err;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s.p7s", module) >= sizeof(path)) {
+	/* foo.ko.p7s also for foo.ko.xz: kbuild signs foo.ko before compressing it. */
+	if (ms_mod_zfmt_p7s_name(module, path, sizeof(path)) != MS_OK) {
 		ms_cli_error("%s: name too long", module);
 		return MS_E_ARG;
 	}
@@ -137,6 +138,8 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	w->mf = malloc(sizeof(*w->mf));
 	if (w->mf != NULL) {
 		ms_modfile_init(w->mf);
+		w->mf->zlimit = job->opts->max_module_size;
+		w->mf->zpool = job->zpool;
 	}
 	w->cms = malloc(CMS_MAX);
 	if (w->mf == NULL || w->cms == NULL) {
@@ -216,6 +219,7 @@ ms_cli_raw_sig(const struct ms_opts *o)
 	ms_err err = MS_E_INTERNAL;
 
 	ms_modfile_init(&mf);
+	mf.zlimit = o->max_module_size;
 	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &sig, &sig_len, &fail);
 	if (err != MS_OK) {
 		char why[512];

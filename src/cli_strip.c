@@ -21,16 +21,19 @@ static const char help_text[] =
 	"alone with a warning; one whose trailer breaks the kernel's rules is\n"
 	"left alone with an error.\n"
 	"\n"
-	"  -r <dir>          every *.ko below <dir> (links below it not followed)\n"
+	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
+	"                    (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null        --files-from lists are NUL-separated\n"
+	"  --max-module-size <n>  refuse a compressed module that decompresses to\n"
+	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
 	"\n"
 	"Exit status: 0 when every signed module was stripped, 1 otherwise, 2 usage\n"
 	"error.\n";
 
 /* MS_OK also for a module that is not signed (warned about). */
 static ms_err
-strip_one(const char *path)
+strip_one(const char *path, uint64_t zlimit)
 {
 	struct ms_modfile mf;
 	const char *reason = NULL;
@@ -38,6 +41,7 @@ strip_one(const char *path)
 	ms_err err;
 
 	ms_modfile_init(&mf);
+	mf.zlimit = zlimit;
 	err = ms_modfile_open(&mf, path);
 	if (err == MS_OK) {
 		err = ms_mod_strip(&mf, NULL, &reason);
@@ -78,7 +82,7 @@ ms_cli_strip(int argc, char **argv)
 		return MS_EXIT_FAIL;
 	}
 	for (i = 0; i < list.n; i++) {
-		if (strip_one(list.path[i]) != MS_OK) {
+		if (strip_one(list.path[i], a.list.max_module_size) != MS_OK) {
 			n_fail++;
 		}
 	}

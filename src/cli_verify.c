@@ -26,9 +26,12 @@ static const char help_text[] =
 	"  -c, --cert <c>    a DER or PEM certificate file or a pkcs11: URI; repeatable.\n"
 	"                    The signer must be one of them (issuer and serial, or\n"
 	"                    subjectKeyIdentifier), as in the kernel's keyring.\n"
-	"  -r <dir>          every *.ko below <dir> (links below it not followed)\n"
+	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
+	"                    (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
 	"  -0, --null        --files-from lists are NUL-separated\n"
+	"  --max-module-size <n>  refuse a compressed module that decompresses to\n"
+	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
 	"\n"
 	"Prints per module:  OK <module> <signer> <hash> <algo>\n"
 	"                    FAIL <module>: <reason>\n"
@@ -43,6 +46,7 @@ static const char help_text[] =
 struct vjob {
 	struct ms_cms_cert *certs[MS_INSPECT_CERTS_MAX];
 	size_t n_certs;
+	uint64_t zlimit;	/* --max-module-size */
 	unsigned n_ok, n_unverified, n_fail;
 };
 
@@ -239,7 +243,7 @@ verify_one(struct vjob *j, const char *path)
 	size_t n_dg = 0;
 	ms_err err;
 
-	err = ms_cli_sigmod_open(path, &m, why, sizeof(why));
+	err = ms_cli_sigmod_open(path, j->zlimit, &m, why, sizeof(why));
 	if (err != MS_OK) {
 		say_fail(j, path, why);
 		goto out;
@@ -279,6 +283,7 @@ ms_cli_verify(int argc, char **argv)
 		return rc < 0 ? MS_EXIT_OK : rc;
 	}
 	rc = MS_EXIT_FAIL;
+	j.zlimit = a.list.max_module_size;
 	for (i = 0; i < a.n_certs; i++) {
 		if (ms_cli_cert_load(a.certs[i], &j.certs[i]) != MS_OK) {
 			goto out;

@@ -35,6 +35,7 @@ ms_modfile_init(struct ms_modfile *mf)
 	}
 	memset(mf, 0, sizeof(*mf));
 	mf->fd = -1;
+	mf->zlimit = MS_ZMOD_LIMIT_DEFAULT;
 }
 
 /* Another run replacing the module again and again is given up on after this. */
@@ -156,7 +157,10 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 	mf->err_path = NULL;
 	mf->sys_errno = 0;
 	mf->file_type = 0;
-	err = MS_OK;
+	err = ms_modfile_zopen(mf);
+	if (err != MS_OK) {
+		ms_modfile_clear(mf);
+	}
 out:
 	if (fd >= 0) {
 		(void)close(fd);
@@ -184,15 +188,15 @@ ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *n)
 	if (mf->fd < 0 || buf == NULL || cap == 0) {
 		return mf_fail(mf, "read", EINVAL, MS_E_ARG);
 	}
-	/* st_size was checked at open: 0 < size <= MS_MOD_SIZE_MAX. */
-	size = (uint64_t)mf->st.st_size;
+	/* Checked at open: 0 < len <= MS_MOD_SIZE_MAX. */
+	size = mf->len;
 	if (mf->read_off > size) {
 		return mf_fail(mf, "read", 0, MS_E_INTERNAL);
 	}
 	left = size - mf->read_off;
 	if (left == 0) {
 		/* The end as of open: one more byte means the module grew. */
-		if (ms_pread_full(mf->fd, &probe, 1, size, &got, &e) != MS_OK) {
+		if (ms_modfile_pread(mf, &probe, 1, size, &got, &e) != MS_OK) {
 			return mf_fail(mf, "read", e, MS_E_IO);
 		}
 		if (got != 0) {
@@ -201,7 +205,7 @@ ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *n)
 		return MS_OK;
 	}
 	want = left < (uint64_t)cap ? (size_t)left : cap;
-	if (ms_pread_full(mf->fd, buf, want, mf->read_off, &got, &e) != MS_OK) {
+	if (ms_modfile_pread(mf, buf, want, mf->read_off, &got, &e) != MS_OK) {
 		return mf_fail(mf, "read", e, MS_E_IO);
 	}
 	if (got != want) {
@@ -247,9 +251,9 @@ ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
 	if (mf->fd < 0 || info == NULL) {
 		return mf_fail(mf, "read", EINVAL, MS_E_ARG);
 	}
-	size = (uint64_t)mf->st.st_size;
+	size = mf->len;
 	len = size < MS_MOD_TRAILER_LEN ? (size_t)size : MS_MOD_TRAILER_LEN;
-	if (ms_pread_full(mf->fd, tail, len, size - len, &got, &e) != MS_OK) {
+	if (ms_modfile_pread(mf, tail, len, size - len, &got, &e) != MS_OK) {
 		return mf_fail(mf, "read", e, MS_E_IO);
 	}
 	if (got != len) {
@@ -279,5 +283,8 @@ ms_modfile_clear(struct ms_modfile *mf)
 		ms_held_drop(mf->st.st_dev, mf->st.st_ino);
 		mf->held = false;
 	}
+	ms_mod_zimage_clear(&mf->zimg);
+	mf->zfmt = MS_ZFMT_NONE;
+	mf->len = 0;
 	mf->read_off = 0;
 }

@@ -197,10 +197,16 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 		return MS_E_ARG;
 	}
 	target = in_place ? mf->path : dest;
-	/* st_size <= MS_MOD_SIZE_MAX was checked at open. */
-	if (mf->fd < 0 || target == NULL || mf->st.st_size <= 0 || prefix_len == 0 ||
-	    prefix_len > (uint64_t)mf->st.st_size || (tail == NULL && n_tail != 0)) {
+	/* len <= MS_MOD_SIZE_MAX was checked at open. */
+	if (mf->fd < 0 || target == NULL || mf->len == 0 || prefix_len == 0 ||
+	    prefix_len > mf->len || (tail == NULL && n_tail != 0)) {
 		err = wf_fail(mf, "write", target, EINVAL, MS_E_ARG);
+		goto out;
+	}
+	/* The copy is in the module's container: a name that says another is refused. */
+	if (!in_place && ms_mod_zfmt_of_name(dest) != mf->zfmt) {
+		err = wf_fail(mf, "write", target, 0, MS_E_ARG);
+		mf->why = ms_modfile_zmismatch(ms_mod_zfmt_of_name(dest), mf->zfmt);
 		goto out;
 	}
 	a.dir_sync_later = mode == MS_WRITE_REPLACE_DIR_SYNC_LATER;
@@ -213,12 +219,16 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = copy_module(mf, &a, target, prefix_len);
-	if (err != MS_OK) {
-		goto out;
-	}
-	for (i = 0; i < n_tail && err == MS_OK; i++) {
-		err = ms_atomic_write(&a, tail[i].p, tail[i].len);
+	if (mf->zfmt != MS_ZFMT_NONE) {
+		err = ms_modfile_zwrite(mf, &a, prefix_len, tail, n_tail);
+	} else {
+		err = copy_module(mf, &a, target, prefix_len);
+		if (err != MS_OK) {
+			goto out;
+		}
+		for (i = 0; i < n_tail && err == MS_OK; i++) {
+			err = ms_atomic_write(&a, tail[i].p, tail[i].len);
+		}
 	}
 	if (err == MS_OK) {
 		err = ms_atomic_sync(&a);
@@ -278,9 +288,8 @@ ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *
 	if (mf == NULL) {
 		return MS_E_ARG;
 	}
-	if (mf->st.st_size <= 0) {
+	if (mf->len == 0) {
 		return wf_fail(mf, "write", dest != NULL ? dest : mf->path, EINVAL, MS_E_ARG);
 	}
-	return ms_modfile_write_signed_prefix(mf, dest, (uint64_t)mf->st.st_size, cms, cms_len,
-					      mode);
+	return ms_modfile_write_signed_prefix(mf, dest, mf->len, cms, cms_len, mode);
 }

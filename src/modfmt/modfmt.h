@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "../common/ms_common.h"
+#include "zmod.h"
 
 /* include/linux/module_signature.h: the marker ends the file, no NUL. */
 #define MS_MOD_MAGIC "~Module signature appended~\n"
@@ -70,12 +71,25 @@ enum ms_write_mode {
  * struct (ms_modfile_init/ms_modfile_clear). On failure, @op names the
  * failing call ("open", "rename", ...), @err_path the file it was about,
  * @sys_errno the errno (0 when not a system error) and, when a file was
- * refused for its type (MS_E_ARG), @file_type its S_IFMT bits.
+ * refused for its type (MS_E_ARG), @file_type its S_IFMT bits; a module
+ * whose container is broken (MS_E_MALFORMED, MS_E_UNSUPPORTED from open or
+ * write) has a static reason in @why instead.
+ *
+ * A compressed module (.ko.xz, .ko.zst, .ko.gz: zmod.h) is decoded whole
+ * at open, and everything below reads and signs its ELF bytes (@len of
+ * them); a write compresses again the same way, so callers do not tell
+ * the two apart. @st stays the file's own.
  */
 struct ms_modfile {
 	const char *path;	/* caller's string, must outlive the struct */
 	int fd;			/* -1 when closed */
 	struct stat st;		/* at open */
+	uint64_t len;		/* the module's bytes: st_size, or the decompressed size */
+	enum ms_zfmt zfmt;	/* the container; MS_ZFMT_NONE for a plain module */
+	uint64_t zlimit;	/* set before open: most bytes a compressed module may decode to */
+	struct ms_mod_zpool *zpool;	/* set before a write: the run's encoders; NULL: a new one */
+	struct ms_mod_zimage zimg;	/* the decoded module when zfmt is not NONE */
+	const char *why;	/* a container's static reason for refusing it, or NULL */
 	uint64_t read_off;	/* for ms_modfile_read() */
 	const char *op;
 	const char *err_path;
@@ -93,7 +107,12 @@ void ms_modfile_init(struct ms_modfile *mf);
  * file (a directory or device is MS_E_ARG). The module is locked (flock)
  * until ms_modfile_clear(); if this process already holds its inode under
  * another name, MS_E_BUSY at once rather than waiting for its own lock.
- * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED, MS_E_BUSY.
+ * A compressed module is decoded here (at most @mf->zlimit bytes): a name
+ * that says another format than its magic bytes, a broken, truncated or
+ * multi-stream container, or one that decodes past the limit is
+ * MS_E_MALFORMED or MS_E_UNSUPPORTED with @mf->why.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED, MS_E_BUSY, MS_E_MALFORMED,
+ * MS_E_UNSUPPORTED, MS_E_NOMEM.
  */
 ms_err ms_modfile_open(struct ms_modfile *mf, const char *path) MS_MUST_CHECK;
 

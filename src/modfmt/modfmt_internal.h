@@ -92,6 +92,24 @@ ms_err ms_pread_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got
 ms_err ms_write_full(int fd, const uint8_t *p, size_t len, int *sys_errno) MS_MUST_CHECK;
 
 /*
+ * zmodfile.c: the container layer under the module reader and writer.
+ * ms_modfile_zopen() - after the checks of open (regular, 0 < size <=
+ * MS_MOD_SIZE_MAX), judge @mf's name and magic and decode a compressed
+ * module; sets @mf->len, @mf->zfmt, @mf->zimg.
+ * ms_modfile_pread() - @len module bytes at @off, from the decoded image
+ * or the file; *@got < @len only at the module's end.
+ * ms_modfile_zwrite() - the first @prefix_len module bytes and @tail into
+ * the temp file of @a, compressed as @mf is.
+ */
+ms_err ms_modfile_zopen(struct ms_modfile *mf) MS_MUST_CHECK;
+ms_err ms_modfile_pread(struct ms_modfile *mf, uint8_t *buf, size_t len, uint64_t off,
+			size_t *got, int *sys_errno) MS_MUST_CHECK;
+ms_err ms_modfile_zwrite(struct ms_modfile *mf, struct ms_atomic *a, uint64_t prefix_len,
+			 const struct ms_span *tail, size_t n_tail) MS_MUST_CHECK;
+/* Static text: a name that says @by_name on a module whose content is @content. */
+const char *ms_modfile_zmismatch(enum ms_zfmt by_name, enum ms_zfmt content);
+
+/*
  * held.c: the inodes this process holds locked. ms_held_take() records one,
  * or returns MS_E_BUSY if it is already held (MS_E_NOMEM); ms_held_drop()
  * forgets it.

@@ -37,7 +37,7 @@ static ms_err
 trailer_why(struct ms_modfile *mf, const char **why)
 {
 	uint8_t t[MS_MOD_TRAILER_LEN];
-	uint64_t size = (uint64_t)mf->st.st_size;	/* > 0, checked at open */
+	uint64_t size = mf->len;	/* > 0, checked at open */
 	uint32_t sig_len;
 	size_t got = 0;
 	int e = 0;
@@ -45,7 +45,7 @@ trailer_why(struct ms_modfile *mf, const char **why)
 	if (size <= MS_MOD_TRAILER_LEN) {
 		return say(why, "trailer: file too short to hold a signature", MS_E_MALFORMED);
 	}
-	if (ms_pread_full(mf->fd, t, sizeof(t), size - sizeof(t), &got, &e) != MS_OK) {
+	if (ms_modfile_pread(mf, t, sizeof(t), size - sizeof(t), &got, &e) != MS_OK) {
 		return sfail(mf, "read", mf->path, e, MS_E_IO);
 	}
 	if (got != sizeof(t)) {
@@ -86,7 +86,7 @@ ms_mod_layout_read(struct ms_modfile *mf, struct ms_mod_layout *out, const char 
 	if (err != MS_OK) {
 		return err;
 	}
-	out->file_len = (uint64_t)mf->st.st_size;
+	out->file_len = mf->len;
 	/*
 	 * The kernel's trailer check lets sig_len 0 through and fails later, on
 	 * the empty PKCS#7: a marker with nothing to parse is a broken signature.
@@ -130,7 +130,7 @@ ms_mod_sig_read(struct ms_modfile *mf, const struct ms_mod_layout *l, uint8_t *b
 	if (cap < l->sig_len) {
 		return MS_E_NOSPACE;
 	}
-	if (ms_pread_full(mf->fd, buf, l->sig_len, l->payload_len, &got, &e) != MS_OK) {
+	if (ms_modfile_pread(mf, buf, l->sig_len, l->payload_len, &got, &e) != MS_OK) {
 		return sfail(mf, "read", mf->path, e, MS_E_IO);
 	}
 	if (got != l->sig_len) {

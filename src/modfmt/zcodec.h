@@ -49,6 +49,11 @@ struct ms_zcodec {
 	/* An encoder for @total_len input bytes. MS_OK, MS_E_NOMEM, MS_E_INTERNAL. */
 	ms_err (*enc_new)(void **st, uint64_t total_len);
 	/*
+	 * The same encoder, ready for a new stream of @total_len bytes, its
+	 * memory kept: the output is the same as a new encoder's.
+	 */
+	ms_err (*enc_reset)(void *st, uint64_t total_len);
+	/*
 	 * Encode from @io; with @finish, also end the stream: *@end is set
 	 * when all of it has been written to @io's output.
 	 */

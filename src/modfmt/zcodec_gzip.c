@@ -125,6 +125,14 @@ gz_enc_new(void **st, uint64_t total_len)
 	return MS_OK;
 }
 
+/* Level, window and header settings stay; the stream starts anew. */
+static ms_err
+gz_enc_reset(void *st, uint64_t total_len)
+{
+	(void)total_len;
+	return deflateReset(st) == Z_OK ? MS_OK : MS_E_INTERNAL;
+}
+
 static void
 gz_enc_free(void *st)
 {
@@ -162,6 +170,7 @@ const struct ms_zcodec ms_zcodec_gzip = {
 	.dec_step = gz_dec_step,
 	.dec_free = gz_dec_free,
 	.enc_new = gz_enc_new,
+	.enc_reset = gz_enc_reset,
 	.enc_step = gz_enc_step,
 	.enc_free = gz_enc_free,
 };

@@ -124,15 +124,17 @@ xz_dec_step(void *st, struct ms_zio *io, bool *end, const char **why)
 	}
 }
 
-/* Preset 6 (xz's default) with the dictionary kbuild asks for, CRC32 check. */
+/*
+ * Preset 6 (xz's default) with the dictionary kbuild asks for, CRC32 check.
+ * On a stream that already encoded, liblzma keeps the match finder's
+ * memory when the settings are the same, and only clears its hash table.
+ */
 static ms_err
-xz_enc_new(void **st, uint64_t total_len)
+xz_enc_start(lzma_stream *s)
 {
 	lzma_options_lzma opt;
 	lzma_filter filters[2];
-	ms_err err = MS_E_INTERNAL;
 
-	(void)total_len;	/* xz records no size in its headers here, as the xz command */
 	if (lzma_lzma_preset(&opt, LZMA_PRESET_DEFAULT)) {
 		return MS_E_INTERNAL;
 	}
@@ -141,11 +143,40 @@ xz_enc_new(void **st, uint64_t total_len)
 	filters[0].options = &opt;
 	filters[1].id = LZMA_VLI_UNKNOWN;
 	filters[1].options = NULL;
+	switch (lzma_stream_encoder(s, filters, LZMA_CHECK_CRC32)) {
+	case LZMA_OK:
+		return MS_OK;
+	case LZMA_MEM_ERROR:
+		return MS_E_NOMEM;
+	default:
+		return MS_E_INTERNAL;
+	}
+}
+
+/* xz records no size in its headers here, as the xz command: @total_len is unused. */
+static ms_err
+xz_enc_new(void **st, uint64_t total_len)
+{
+	ms_err err;
+
+	(void)total_len;
 	err = xz_new(st);
 	if (err != MS_OK) {
 		return err;
 	}
-	return xz_started(lzma_stream_encoder(*st, filters, LZMA_CHECK_CRC32), st);
+	err = xz_enc_start(*st);
+	if (err != MS_OK) {
+		xz_free(*st);
+		*st = NULL;
+	}
+	return err;
+}
+
+static ms_err
+xz_enc_reset(void *st, uint64_t total_len)
+{
+	(void)total_len;
+	return xz_enc_start(st);
 }
 
 static ms_err
@@ -171,6 +202,7 @@ const struct ms_zcodec ms_zcodec_xz = {
 	.dec_step = xz_dec_step,
 	.dec_free = xz_free,
 	.enc_new = xz_enc_new,
+	.enc_reset = xz_enc_reset,
 	.enc_step = xz_enc_step,
 	.enc_free = xz_free,
 };

@@ -113,6 +113,17 @@ zstd_enc_new(void **st, uint64_t total_len)
 	return MS_OK;
 }
 
+/* The level and flags stay set; the size is the new stream's. */
+static ms_err
+zstd_enc_reset(void *st, uint64_t total_len)
+{
+	if (ZSTD_isError(ZSTD_CCtx_reset(st, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(st, (unsigned long long)total_len))) {
+		return MS_E_INTERNAL;
+	}
+	return MS_OK;
+}
+
 static void
 zstd_enc_free(void *st)
 {
@@ -149,6 +160,7 @@ const struct ms_zcodec ms_zcodec_zstd = {
 	.dec_step = zstd_dec_step,
 	.dec_free = zstd_dec_free,
 	.enc_new = zstd_enc_new,
+	.enc_reset = zstd_enc_reset,
 	.enc_step = zstd_enc_step,
 	.enc_free = zstd_enc_free,
 };

@@ -5,6 +5,7 @@
  * decoding into memory under a size limit and encoding into a sink.
  * Parses untrusted input.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,40 @@ ms_mod_zfmt_p7s_name(const char *module, char *out, size_t cap)
 	return MS_OK;
 }
 
+ms_err
+ms_mod_zlimit_parse(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	if (s == NULL || out == NULL || *s < '0' || *s > '9') {
+		return MS_E_ARG;
+	}
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > MS_MOD_SIZE_MAX) {
+			return MS_E_ARG;
+		}
+	}
+	if (*s == 'K' || *s == 'k') {
+		shift = 10;
+	} else if (*s == 'M' || *s == 'm') {
+		shift = 20;
+	} else if (*s == 'G' || *s == 'g') {
+		shift = 30;
+	}
+	if (shift != 0) {
+		s++;
+	}
+	/* v <= INT_MAX < 2^31, so v << 30 fits 64 bits. */
+	v <<= shift;
+	if (*s != '\0' || v == 0 || v > MS_MOD_SIZE_MAX) {
+		return MS_E_ARG;
+	}
+	*out = v;
+	return MS_OK;
+}
+
 void
 ms_mod_zimage_clear(struct ms_mod_zimage *img)
 {
@@ -271,6 +306,9 @@ out:
 	return err;
 }
 
+static const char limit_why[] =
+	"decompresses to more than the module size limit (--max-module-size)";
+
 /* Room for more output: double the buffer, up to limit + 1 bytes. */
 static ms_err
 dec_grow(struct ms_mod_zdec *d)
@@ -280,8 +318,7 @@ dec_grow(struct ms_mod_zdec *d)
 	uint8_t *p = NULL;
 
 	if (d->cap >= most) {
-		return dec_fail(d, MS_E_UNSUPPORTED,
-				"decompresses to more than the module size limit (--max-module-size)");
+		return dec_fail(d, MS_E_UNSUPPORTED, limit_why);
 	}
 	p = realloc(d->buf, cap);
 	if (p == NULL) {
@@ -310,7 +347,8 @@ trailing_why(enum ms_zfmt fmt)
 {
 	switch (fmt) {
 	case MS_ZFMT_XZ:
-		return "xz: bytes after the end of the stream (padding, a second stream or garbage)";
+		return "xz: bytes after the end of the stream "
+		       "(padding, a second stream or garbage)";
 	case MS_ZFMT_ZSTD:
 		return "zstd: bytes after the end of the frame (a second frame or garbage)";
 	default:
@@ -379,9 +417,7 @@ ms_mod_zdec_feed(struct ms_mod_zdec *d, const uint8_t *in, size_t len)
 			return dec_fail(d, err, why);
 		}
 		if (d->len > d->limit) {
-			return dec_fail(d, MS_E_UNSUPPORTED,
-					"decompresses to more than the module size limit "
-					"(--max-module-size)");
+			return dec_fail(d, MS_E_UNSUPPORTED, limit_why);
 		}
 		/*
 		 * With room left in the output, a decoder stops only when it
@@ -520,6 +556,7 @@ struct ms_mod_zenc {
 	uint64_t total;		/* input bytes promised */
 	uint64_t fed;		/* input bytes given */
 	bool ended;
+	unsigned slot;		/* its place in a pool (ms_mod_zpool_take()) */
 	uint8_t out[ZCHUNK];
 };
 
@@ -630,4 +667,145 @@ ms_mod_zenc_free(struct ms_mod_zenc *e)
 		e->codec->enc_free(e->st);
 	}
 	free(e);
+}
+
+/* ---- the run's encoders -------------------------------------------------- */
+
+#define N_FMTS (MS_ZFMT_GZIP + 1)
+
+struct zslot {
+	bool busy;
+	struct ms_mod_zenc *enc[N_FMTS];	/* made on first use, kept */
+};
+
+struct ms_mod_zpool {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	unsigned n;
+	struct zslot *slot;	/* n of them */
+};
+
+ms_err
+ms_mod_zpool_new(unsigned n, struct ms_mod_zpool **out)
+{
+	struct ms_mod_zpool *p = NULL;
+
+	if (out == NULL) {
+		return MS_E_ARG;
+	}
+	*out = NULL;
+	if (n == 0) {
+		return MS_E_ARG;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		return MS_E_NOMEM;
+	}
+	p->slot = calloc(n, sizeof(*p->slot));
+	if (p->slot == NULL) {
+		free(p);
+		return MS_E_NOMEM;
+	}
+	if (pthread_mutex_init(&p->lock, NULL) != 0) {
+		free(p->slot);
+		free(p);
+		return MS_E_NOMEM;
+	}
+	if (pthread_cond_init(&p->freed, NULL) != 0) {
+		pthread_mutex_destroy(&p->lock);
+		free(p->slot);
+		free(p);
+		return MS_E_NOMEM;
+	}
+	p->n = n;
+	*out = p;
+	return MS_OK;
+}
+
+static void
+slot_release(struct ms_mod_zpool *p, unsigned i)
+{
+	pthread_mutex_lock(&p->lock);
+	p->slot[i].busy = false;
+	pthread_mutex_unlock(&p->lock);
+	pthread_cond_signal(&p->freed);
+}
+
+ms_err
+ms_mod_zpool_take(struct ms_mod_zpool *p, enum ms_zfmt fmt, uint64_t total_len,
+		  struct ms_mod_zenc **out)
+{
+	struct ms_mod_zenc **e = NULL;
+	unsigned i = 0;
+	ms_err err = MS_E_INTERNAL;
+
+	if (out == NULL) {
+		return MS_E_ARG;
+	}
+	*out = NULL;
+	if (p == NULL || codec_of(fmt) == NULL) {
+		return MS_E_ARG;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		i = 0;
+		while (i < p->n && p->slot[i].busy) {
+			i++;
+		}
+		if (i < p->n) {
+			break;
+		}
+		pthread_cond_wait(&p->freed, &p->lock);
+	}
+	p->slot[i].busy = true;
+	pthread_mutex_unlock(&p->lock);
+	/* The slot is ours: its encoders are touched outside the lock. */
+	e = &p->slot[i].enc[fmt];
+	if (*e != NULL) {
+		err = (*e)->codec->enc_reset((*e)->st, total_len);
+		if (err == MS_OK) {
+			(*e)->total = total_len;
+			(*e)->fed = 0;
+			(*e)->ended = false;
+		} else {
+			ms_mod_zenc_free(*e);
+			*e = NULL;
+		}
+	}
+	if (*e == NULL) {
+		err = ms_mod_zenc_new(fmt, total_len, e);
+	}
+	if (err != MS_OK) {
+		slot_release(p, i);
+		return err;
+	}
+	(*e)->slot = i;
+	*out = *e;
+	return MS_OK;
+}
+
+void
+ms_mod_zpool_give(struct ms_mod_zpool *p, struct ms_mod_zenc *e)
+{
+	if (p == NULL || e == NULL || e->slot >= p->n) {
+		return;
+	}
+	slot_release(p, e->slot);
+}
+
+void
+ms_mod_zpool_free(struct ms_mod_zpool *p)
+{
+	if (p == NULL) {
+		return;
+	}
+	for (unsigned i = 0; i < p->n; i++) {
+		for (size_t f = 0; f < N_FMTS; f++) {
+			ms_mod_zenc_free(p->slot[i].enc[f]);
+		}
+	}
+	pthread_cond_destroy(&p->freed);
+	pthread_mutex_destroy(&p->lock);
+	free(p->slot);
+	free(p);
 }

@@ -30,6 +30,14 @@ enum ms_zfmt {
  */
 #define MS_ZMOD_LIMIT_DEFAULT ((uint64_t)256 << 20)
 
+/**
+ * ms_mod_zlimit_parse() - the argument of --max-module-size: a decimal
+ * number of bytes, or of KiB, MiB or GiB with a K, M or G after it; from
+ * 1 to INT_MAX (what finit_module(2) reads). Parses untrusted input.
+ * Return: MS_OK, MS_E_ARG (anything else: *@out untouched).
+ */
+ms_err ms_mod_zlimit_parse(const char *s, uint64_t *out) MS_MUST_CHECK;
+
 /* The most magic bytes ms_mod_zfmt_sniff() looks at. */
 #define MS_ZFMT_MAGIC_MAX 6
 
@@ -164,7 +172,8 @@ struct ms_mod_zenc;
  * @total_len input bytes (the zstd frame records the size).
  * Return: MS_OK, MS_E_ARG, MS_E_NOMEM.
  */
-ms_err ms_mod_zenc_new(enum ms_zfmt fmt, uint64_t total_len, struct ms_mod_zenc **out) MS_MUST_CHECK;
+ms_err ms_mod_zenc_new(enum ms_zfmt fmt, uint64_t total_len,
+		       struct ms_mod_zenc **out) MS_MUST_CHECK;
 
 /**
  * ms_mod_zenc_update() - compress the next @len bytes; output goes to
@@ -184,5 +193,37 @@ ms_err ms_mod_zenc_final(struct ms_mod_zenc *e, const struct ms_mod_zsink *sink)
 
 /** ms_mod_zenc_free() - NULL is a no-op. */
 void ms_mod_zenc_free(struct ms_mod_zenc *e);
+
+/*
+ * A run's encoders: at most @n at work at once, each kept for the next
+ * module. An xz encoder at kbuild's settings holds 13 MiB (the match finder
+ * of a 1 MiB dictionary) and keeps a processor busy, so more encoders than
+ * processors would only hold more memory, and one made anew for each module
+ * would take that memory from the system again each time. Owned by the run
+ * (ms_mod_zpool_new/_free); modules reach it through struct ms_modfile's
+ * zpool. Thread-safe.
+ */
+struct ms_mod_zpool;
+
+/**
+ * ms_mod_zpool_new() - a pool of @n (>= 1) encoders.
+ * Return: MS_OK, MS_E_ARG, MS_E_NOMEM.
+ */
+ms_err ms_mod_zpool_new(unsigned n, struct ms_mod_zpool **out) MS_MUST_CHECK;
+
+/**
+ * ms_mod_zpool_take() - wait until one of the pool's encoders is free, and
+ * ready it for @fmt and @total_len input bytes, as ms_mod_zenc_new() would
+ * (the output is the same). Give it back with ms_mod_zpool_give().
+ * Return: MS_OK, MS_E_ARG, MS_E_NOMEM, MS_E_INTERNAL.
+ */
+ms_err ms_mod_zpool_take(struct ms_mod_zpool *p, enum ms_zfmt fmt, uint64_t total_len,
+			 struct ms_mod_zenc **out) MS_MUST_CHECK;
+
+/** ms_mod_zpool_give() - @e, from ms_mod_zpool_take() on @p, is free again; NULL is a no-op. */
+void ms_mod_zpool_give(struct ms_mod_zpool *p, struct ms_mod_zenc *e);
+
+/** ms_mod_zpool_free() - the pool and its encoders; none may be taken. NULL is a no-op. */
+void ms_mod_zpool_free(struct ms_mod_zpool *p);
 
 #endif

@@ -79,7 +79,8 @@ same_result(ms_err a, const struct ms_mod_zimage *ia, ms_err b, const struct ms_
 	if (a != b) {
 		fuzz_die(what);
 	}
-	if (a == MS_OK && (ia->len != ib->len || (ia->len > 0 && memcmp(ia->p, ib->p, ia->len) != 0))) {
+	if (a == MS_OK && (ia->len != ib->len ||
+			   (ia->len > 0 && memcmp(ia->p, ib->p, ia->len) != 0))) {
 		fuzz_die(what);
 	}
 }

@@ -36,6 +36,7 @@ p7=$D/cms/rsa2048-sha256.p7s
 head -c 64 /dev/zero | seed_trailer unsigned
 { le64 9223372036854775807; printf 'x'; trailer 0 0 2 1; } >"$C/trailer/huge-file-len"
 { le64 40; trailer 0 0 2 0; } >"$C/trailer/trailer-only"
+printf '\037\213\010abc' | seed_trailer gzip-magic-in-plain-name
 
 # pkcs7: flags (1: digests of mod.bin, 2: message certificates, 4: 64 digest
 # bytes follow, 8: drop a digest), then the blob. The flags-0 copies are the

@@ -9,6 +9,7 @@
  */
 #include <fcntl.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -537,4 +538,120 @@ MS_TEST(zmod_decode_fd)
 	free(z.p);
 	free(m);
 	tm_done();
+}
+
+/* @len bytes of @p through an encoder of @pool. */
+static struct zbuf
+compress_pooled(struct ms_mod_zpool *pool, enum ms_zfmt fmt, const uint8_t *p, size_t len)
+{
+	struct zbuf b = { NULL, 0, 0, 0 };
+	struct ms_mod_zsink sink = { zbuf_write, &b };
+	struct ms_mod_zenc *e = NULL;
+
+	CHECK(ms_mod_zpool_take(pool, fmt, len, &e) == MS_OK);
+	CHECK(ms_mod_zenc_update(e, p, len, &sink) == MS_OK);
+	CHECK(ms_mod_zenc_final(e, &sink) == MS_OK);
+	ms_mod_zpool_give(pool, e);
+	return b;
+}
+
+/* An encoder used again (for other sizes, after a failed stream) writes what a new one writes. */
+MS_TEST(zmod_pool_reuse_same_bytes)
+{
+	static const size_t lens[] = { 300001, 100, 70000, 0, 150000 };
+	struct ms_mod_zpool *pool = NULL;
+
+	CHECK(ms_mod_zpool_new(0, &pool) == MS_E_ARG && pool == NULL);
+	CHECK(ms_mod_zpool_new(1, &pool) == MS_OK);
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+		for (size_t f = 0; f < N_FMTS; f++) {
+			uint8_t *m = module_bytes(lens[l], (unsigned)(l + 20));
+			struct zbuf fresh = compress(all_fmts[f], m, lens[l], 65536);
+			struct zbuf pooled = compress_pooled(pool, all_fmts[f], m, lens[l]);
+
+			CHECK(fresh.len == pooled.len && memcmp(fresh.p, pooled.p, fresh.len) == 0);
+			free(fresh.p);
+			free(pooled.p);
+			free(m);
+		}
+	}
+	/* A stream left half done (its sink failed) does not leak into the next. */
+	for (size_t f = 0; f < N_FMTS; f++) {
+		uint8_t *m = module_bytes(200000, 30);
+		struct zbuf b = { NULL, 0, 0, 100 };
+		struct ms_mod_zsink sink = { zbuf_write, &b };
+		struct ms_mod_zenc *e = NULL;
+		struct zbuf fresh = compress(all_fmts[f], m, 5000, 65536);
+		struct zbuf pooled;
+		ms_err err;
+
+		CHECK(ms_mod_zpool_take(pool, all_fmts[f], 200000, &e) == MS_OK);
+		err = ms_mod_zenc_update(e, m, 200000, &sink);
+		if (err == MS_OK) {
+			err = ms_mod_zenc_final(e, &sink);
+		}
+		CHECK(err == MS_E_IO);
+		ms_mod_zpool_give(pool, e);
+		pooled = compress_pooled(pool, all_fmts[f], m, 5000);
+		CHECK(fresh.len == pooled.len && memcmp(fresh.p, pooled.p, fresh.len) == 0);
+		free(fresh.p);
+		free(pooled.p);
+		free(b.p);
+		free(m);
+	}
+	ms_mod_zpool_give(pool, NULL);
+	ms_mod_zpool_free(pool);
+	ms_mod_zpool_free(NULL);
+}
+
+struct pool_worker {
+	struct ms_mod_zpool *pool;
+	unsigned seed;
+	int ok;
+};
+
+static void *
+pool_work(void *arg)
+{
+	struct pool_worker *w = arg;
+
+	w->ok = 1;
+	for (unsigned i = 0; i < 6; i++) {
+		enum ms_zfmt fmt = all_fmts[(w->seed + i) % N_FMTS];
+		size_t len = 20000 + 1000 * (size_t)(w->seed + i);
+		uint8_t *m = module_bytes(len, w->seed * 10 + i);
+		struct zbuf z = compress_pooled(w->pool, fmt, m, len);
+		struct ms_mod_zimage img = { NULL, 0 };
+
+		ms_err err = decompress(fmt, z.p, z.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img, NULL);
+
+		if (err != MS_OK || img.len != len || memcmp(img.p, m, len) != 0) {
+			w->ok = 0;
+		}
+		ms_mod_zimage_clear(&img);
+		free(z.p);
+		free(m);
+	}
+	return NULL;
+}
+
+/* Six threads on a pool of two: each stream whole and right. */
+MS_TEST(zmod_pool_threads)
+{
+	struct ms_mod_zpool *pool = NULL;
+	pthread_t t[6];
+	struct pool_worker w[6];
+
+	CHECK(ms_mod_zpool_new(2, &pool) == MS_OK);
+	for (unsigned i = 0; i < 6; i++) {
+		w[i].pool = pool;
+		w[i].seed = i;
+		w[i].ok = 0;
+		CHECK(pthread_create(&t[i], NULL, pool_work, &w[i]) == 0);
+	}
+	for (unsigned i = 0; i < 6; i++) {
+		CHECK(pthread_join(t[i], NULL) == 0);
+		CHECK(w[i].ok == 1);
+	}
+	ms_mod_zpool_free(pool);
 }
