@@ -119,6 +119,7 @@ label_of() {
 	c_sf_subset) echo "sign-file (ENGINE) loop, $SLOW_SUBSET modules" ;;
 	d_ms_pem) echo "modsign -b, PEM key" ;;
 	d_ms_token) echo "modsign -b, SoftHSM2 key" ;;
+	e_*) echo "$(z_label "$1") [${1##*_}]" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -412,6 +413,9 @@ EOF
 	if has_runs d_ms_pem || has_runs d_ms_token; then
 		full_section
 	fi
+	if has_runs e_ms_xz || has_runs e_ms_zst || has_runs e_ms_gz; then
+		compressed_section
+	fi
 	digest_section
 	notes_section
 	commands_section
@@ -543,7 +547,7 @@ commands_section() {
 	local v
 	printf '## Commands\n\n'
 	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"
 	done
@@ -561,7 +565,7 @@ raw_section() {
 print_summary() {
 	local v
 	printf '\n%-16s %-44s %9s %9s %9s %9s %10s\n' id variant median min max CPU RSS_KiB
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E; do
 		has_runs "$v" || continue
 		stat_get "$v"
 		printf '%-16s %-44s %9s %9s %9s %9s %10s\n' "$v" "$(label_of "$v")" "$S_MED" "$S_MIN" "$S_MAX" \

@@ -15,8 +15,9 @@
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d h"; h:
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d e h"; h:
 #                        the digest microbenchmark, bench/digest.sh)
+#   BENCH_Z_FMTS, BENCH_Z_N  section (e): formats, modules (bench/compressed.sh)
 #   BENCH_OUT            report file (default BENCHMARKS.md at the top)
 #   BENCH_NO_UPDATE=1    skip apt-get update
 #   BENCH_SETTLE         seconds between timed runs (default 31 on ext4
@@ -31,7 +32,7 @@ REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d h"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d e h"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
@@ -324,6 +325,11 @@ SECTION_B="b_sf_loop b_sf_xargs b_ms_j1 b_ms_j2 b_ms_def"
 SECTION_C="c_ms_def c_sf_subset"
 SECTION_D="d_ms_pem d_ms_token"
 
+# (e) compressed modules: bench/compressed.sh (its variants fill CMDTEXT too).
+# shellcheck source=bench/compressed.sh
+. "$BENCH/compressed.sh"
+SECTION_E=$(section_e_variants)
+
 run_section_c() {
 	if [ ! -f "$SLOWTOKEN" ]; then
 		say "$SLOWTOKEN is missing (make build/slowtoken.so): (c) not measured"
@@ -362,6 +368,11 @@ main() {
 	apt_update
 	prepare_corpus
 	say "corpus: $CORPUS_PKG $CORPUS_VER, $FULL_N modules ($FULL_BYTES bytes), sample $SAMPLE_REAL_N ($SAMPLE_BYTES bytes)"
+	case " $SECTIONS " in
+	*" e "*)
+		prepare_zcorpus
+		say "compressed corpus: $ZCORPUS_PKG $ZCORPUS_VER, $Z_N_REAL modules ($Z_BYTES bytes)" ;;
+	esac
 	build_signfile_engine
 	build_signfile_bulk
 	make_token
@@ -387,6 +398,9 @@ main() {
 			say "(d) full set, $FULL_N modules"
 			# shellcheck disable=SC2086
 			compare_runs "$REPS_LONG" "$CORPUS_DIR/full" "$CORPUS_DIR/full.list" $SECTION_D ;;
+		e)
+			say "(e) compressed modules ($Z_FMTS), $Z_N_REAL modules"
+			run_section_e ;;
 		h)
 			say "(h) digests, old backend against nettle, CPU time"
 			mapfile -t dfiles < <(sed "s|^|$CORPUS_DIR/full/|" "$CORPUS_DIR/full.list" |
@@ -394,7 +408,7 @@ main() {
 			"$BENCH/digest.sh" "$REPS" "${dfiles[@]}" > "$RUN/digest.md" ||
 				{ say "(h) digest benchmark failed"; MEASURE_FAILED=1; } ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, h)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, h)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
