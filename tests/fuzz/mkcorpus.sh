@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 cert key pbes2 list uri pin agent xz zstd gzip; do
+for t in trailer pkcs7 cert key pbes2 list uri pin agent xz zstd gzip ecsig strip; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -delete
 done
@@ -37,6 +37,49 @@ head -c 64 /dev/zero | seed_trailer unsigned
 { le64 9223372036854775807; printf 'x'; trailer 0 0 2 1; } >"$C/trailer/huge-file-len"
 { le64 40; trailer 0 0 2 0; } >"$C/trailer/trailer-only"
 printf '\037\213\010abc' | seed_trailer gzip-magic-in-plain-name
+
+# strip: flags (1: to a dest), then the module file.
+s=$C/strip
+p7=$D/cms/rsa2048-sha256.p7s
+{ printf '\000'; cat $D/cms/mod.bin $p7; trailer 0 0 2 "$(stat -c %s $p7)"; } >$s/signed
+{ printf '\001'; cat $D/cms/mod.bin $p7; trailer 0 0 2 "$(stat -c %s $p7)"; } >$s/signed-dest
+{ printf '\000'; cat $D/cms/mod.bin $p7; trailer 0 0 2 "$(stat -c %s $p7)"; cat $p7;
+	trailer 0 0 2 "$(stat -c %s $p7)"; } >$s/signed-twice
+{ printf '\000'; cat $D/cms/mod.bin; } >$s/unsigned
+{ printf '\001'; printf 'ELFmodule'; printf 'SIGN'; trailer 0 0 1 4; } >$s/id-type-1
+{ printf '\000'; printf 'ELFmodule'; printf 'SIGN'; trailer 0 1 2 4; } >$s/nonzero-hash
+{ printf '\000'; printf 'ELFmodule'; trailer 0 0 2 0; } >$s/sig-len-0
+{ printf '\001'; printf 'SIGN'; trailer 0 0 2 4; } >$s/sig-len-whole-file
+{ printf '\000'; printf 'xSIGN'; trailer 0 0 2 4; } >$s/payload-one-byte
+{ printf '\000'; printf '~Module signature appended~\n'; } >$s/marker-only
+printf '\000' >$s/empty
+
+# ecsig: flags (1: also verify against the EC certificate of that size,
+# 2: the RSA path), then a raw signature as a token returns it: r||s from
+# sign-file's EC vectors, and edge cases of the DER INTEGER rules.
+e=$C/ecsig
+hex() { printf "$(printf '%s' "$1" | sed 's/../\\x&/g')"; }
+# rs FILE HALF: the r||s of the one SignerInfo of a sign-file .p7s.
+rs() {
+	local off hl len v
+	read -r off hl len < <(openssl asn1parse -inform DER -in "$1" | tail -n 1 |
+		sed -E 's/^ *([0-9]+):d=[0-9]+ +hl=([0-9]+) +l= *([0-9]+).*/\1 \2 \3/')
+	tail -c +$((off + hl + 1)) "$1" | head -c "$len" >"$e/.der"
+	for v in $(openssl asn1parse -inform DER -in "$e/.der" | sed -n 's/.*INTEGER *://p'); do
+		printf '%*s' $((2 * $2)) "$v" | tr ' ' 0
+	done
+	rm -f "$e/.der"
+}
+{ printf '\001'; hex "$(rs $D/cms/ec256-sha256.p7s 32)"; } >$e/ec256
+{ printf '\001'; hex "$(rs $D/cms/ec384-sha384-skid.p7s 48)"; } >$e/ec384
+{ printf '\001'; hex "$(rs $D/cms/ec521-sha512.p7s 66)"; } >$e/ec521
+{ printf '\000'; head -c 31 /dev/zero; printf '\001'; head -c 31 /dev/zero; printf '\377'; } >$e/small-values
+{ printf '\000'; printf '\200'; head -c 31 /dev/zero; printf '\177'; head -c 31 /dev/zero; } >$e/high-bit
+{ printf '\000'; head -c 32 /dev/zero | tr '\0' '\377'; head -c 32 /dev/zero; } >$e/s-zero
+{ printf '\000'; head -c 63 /dev/zero | tr '\0' 'A'; } >$e/odd
+{ printf '\000'; head -c 134 /dev/zero | tr '\0' 'A'; } >$e/too-long
+printf '\000' >$e/empty
+{ printf '\002'; head -c 256 $D/cms/mod.bin; } >$e/rsa-2048
 
 # pkcs7: flags (1: digests of mod.bin, 2: message certificates, 4: 64 digest
 # bytes follow, 8: drop a digest), then the blob. The flags-0 copies are the

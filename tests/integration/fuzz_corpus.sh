@@ -24,8 +24,8 @@ LIBS_R="$(pkg-config --libs p11-kit-1 2>/dev/null || echo -lp11-kit) -lmbedx509 
 common="src/common/*.c"
 srcs_for() {
 	case $1 in
-	trailer) echo src/modfmt/*.c $common ;;
-	pkcs7 | cert) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
+	trailer | strip) echo src/modfmt/*.c $common ;;
+	pkcs7 | cert | ecsig) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
 	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c src/modfmt/*.c src/cms/*.c $common ;;
 	pbes2) echo src/signer/pbes2.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c src/modfmt/*.c $common ;;
