@@ -128,13 +128,12 @@ build(const struct parts *p, struct der *out)
 	put_hex(out, p->after_epki);
 }
 
+/* Build @p into @d and parse it; @out's spans point into @d. */
 static ms_err
-parse_parts(const struct parts *p, struct ms_pbes2 *out, char *why, size_t cap)
+parse_parts(const struct parts *p, struct der *d, struct ms_pbes2 *out, char *why, size_t cap)
 {
-	struct der d;
-
-	build(p, &d);
-	return ms_signer_pbes2_parse(d.b, d.n, out, why, cap);
+	build(p, d);
+	return ms_signer_pbes2_parse(d->b, d->n, out, why, cap);
 }
 
 /* One changed part must give @want and a reason containing @text. */
@@ -142,8 +141,9 @@ static void
 expect(const struct parts *p, ms_err want, const char *text)
 {
 	struct ms_pbes2 out;
+	struct der d;
 	char why[512] = "";
-	ms_err err = parse_parts(p, &out, why, sizeof(why));
+	ms_err err = parse_parts(p, &d, &out, why, sizeof(why));
 
 	if (err != want || (text != NULL && strstr(why, text) == NULL)) {
 		fprintf(stderr, "got %s \"%s\", want %s \"%s\"\n", ms_err_str(err), why,
@@ -154,10 +154,11 @@ expect(const struct parts *p, ms_err want, const char *text)
 
 MS_TEST(pbes2_parse_fields)
 {
+	struct der d;
 	struct ms_pbes2 out;
 	char why[256];
 
-	CHECK(parse_parts(&good, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&good, &d, &out, why, sizeof(why)) == MS_OK);
 	CHECK(out.prf == MS_PBES2_HMAC_SHA256);
 	CHECK(out.cipher == MS_PBES2_AES256_CBC);
 	CHECK(out.iterations == 2048);
@@ -168,48 +169,50 @@ MS_TEST(pbes2_parse_fields)
 
 MS_TEST(pbes2_parse_optional_fields)
 {
+	struct der d;
 	struct parts p = good;
 	struct ms_pbes2 out;
 	char why[256];
 
 	/* prf absent: the DEFAULT, hmacWithSHA1 (RFC 8018, A.2). */
 	p.prf = "";
-	CHECK(parse_parts(&p, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
 	CHECK(out.prf == MS_PBES2_HMAC_SHA1);
 	/* prf without its NULL, as some writers leave it. */
 	p.prf = "30 0a 06 08 2a 86 48 86 f7 0d 02 0b";
-	CHECK(parse_parts(&p, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
 	CHECK(out.prf == MS_PBES2_HMAC_SHA512);
 	/* keyLength equal to the cipher's. */
 	p.key_len = "02 01 20";
-	CHECK(parse_parts(&p, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
 	p.key_len = "02 01 10";
 	p.enc_oid = "06 09 60 86 48 01 65 03 04 01 02";	/* aes128-CBC */
-	CHECK(parse_parts(&p, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
 	CHECK(out.cipher == MS_PBES2_AES128_CBC);
 	/* DES-EDE3-CBC: an 8-byte IV, whole 8-byte blocks. */
 	p = good;
 	p.enc_oid = "06 08 2a 86 48 86 f7 0d 03 07";
 	p.iv = "04 08 01 02 03 04 05 06 07 08";
 	p.data_len = 24;
-	CHECK(parse_parts(&p, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
 	CHECK(out.cipher == MS_PBES2_DES_EDE3_CBC);
 	/* The ceiling itself is accepted. */
 	p = good;
 	p.iter = "02 03 4c 4b 40";	/* 5000000 */
-	CHECK(parse_parts(&p, &out, why, sizeof(why)) == MS_OK);
+	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
 	CHECK(out.iterations == MS_PBES2_ITER_MAX);
 }
 
 MS_TEST(pbes2_parse_not_ours)
 {
+	struct der d;
 	struct parts p = good;
 	struct ms_pbes2 out;
 	uint8_t plain[] = { 0x30, 0x03, 0x02, 0x01, 0x00 };
 
 	/* PKCS#12 PBE (pbeWithSHAAnd3-KeyTripleDES-CBC): mbedTLS reads it. */
 	p.pbes2_oid = "06 0a 2a 86 48 86 f7 0d 01 0c 01 03";
-	CHECK(parse_parts(&p, &out, NULL, 0) == MS_E_NOTFOUND);
+	CHECK(parse_parts(&p, &d, &out, NULL, 0) == MS_E_NOTFOUND);
 	/* A plain key (SEQUENCE { INTEGER ... }), nothing, garbage. */
 	CHECK(ms_signer_pbes2_parse(plain, sizeof(plain), &out, NULL, 0) == MS_E_NOTFOUND);
 	CHECK(ms_signer_pbes2_parse(NULL, 0, &out, NULL, 0) == MS_E_NOTFOUND);
@@ -554,6 +557,7 @@ MS_TEST(pbes2_decrypt_padding)
 
 MS_TEST(pbes2_decrypt_refuses_unparsed)
 {
+	struct der d;
 	struct ms_pbes2 pb;
 	uint8_t dec[64];
 	size_t dec_len = 0;
@@ -561,7 +565,7 @@ MS_TEST(pbes2_decrypt_refuses_unparsed)
 	memset(&pb, 0, sizeof(pb));
 	CHECK(ms_signer_pbes2_decrypt(&pb, NULL, 0, dec, sizeof(dec), &dec_len, NULL, 0) ==
 	      MS_E_ARG);
-	CHECK(parse_parts(&good, &pb, NULL, 0) == MS_OK);
+	CHECK(parse_parts(&good, &d, &pb, NULL, 0) == MS_OK);
 	pb.iterations = (uint64_t)MS_PBES2_ITER_MAX + 1;
 	CHECK(ms_signer_pbes2_decrypt(&pb, NULL, 0, dec, sizeof(dec), &dec_len, NULL, 0) ==
 	      MS_E_ARG);
