@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 cert key pbes2 list uri pin agent xz zstd gzip ecsig strip; do
+for t in trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -delete
 done
@@ -184,6 +184,21 @@ printf 'pkcs11:;token=a' >$u/empty-path-piece
 printf 'pkcs11:token=a;;pin-value=1' >$u/double-semicolon
 printf ' pkcs11:token=a' >$u/leading-space
 printf 'pkcs11:token=t?module-path=/m.so;pin-value=1' >$u/pin-after-wrong-separator
+
+# token: a config byte (bit 0 EC key, bit 1 SoftHSM2's manufacturer, bits 2-3
+# the URI, bit 4 --pin-final-try, bits 5-7 the PIN's length), then the answers
+# of the fake module in call order; a zero is always the ordinary answer, so
+# zeros walk open, login, key, public half, three signatures and the certificate.
+k=$C/token
+zeros() { head -c "$1" /dev/zero; }
+zeros 4096 >$k/rsa-all-ordinary
+{ printf '\001'; zeros 4096; } >$k/ec-all-ordinary
+{ printf '\003'; zeros 4096; } >$k/ec-softhsm-key-copy
+{ printf '\004'; zeros 4096; } >$k/token-less-uri
+{ printf '\014'; zeros 4096; } >$k/certificate-uri
+{ printf '\040'; zeros 4096; } >$k/empty-pin
+{ printf '\100'; zeros 4096; } >$k/one-byte-pin
+zeros 40 >$k/runs-out-early
 
 # pin: a mode byte (0-3: pin-source file: / file:// / path / FILE:,
 # 4: KBUILD_SIGN_PIN, 8: pin-value), then the text.
