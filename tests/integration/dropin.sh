@@ -11,7 +11,18 @@ t_token
 export KBUILD_SIGN_PIN=$PIN
 "$TOP/tests/lib/mkmodule.sh" "$T/src" 3 >/dev/null
 mkdir -p "$T/scripts"
-cp "$MODSIGN" "$T/scripts/sign-file"
+if [ "$(head -c 2 "$MODSIGN")" = "#!" ]; then
+	# $MODSIGN is a wrapper (tests/valgrind/modsign): the drop-in is the same
+	# wrapper running the binary under the name sign-file.
+	mkdir -p "$T/bin"
+	ln -s "$(readlink -f "${MODSIGN_VG_BIN:-$(dirname "$MODSIGN")/../../build/vg/modsign}")" \
+		"$T/bin/sign-file"
+	printf '#!/bin/sh\nMODSIGN_VG_BIN="%s" exec "%s" "$@"\n' \
+		"$T/bin/sign-file" "$MODSIGN" >"$T/scripts/sign-file"
+	chmod +x "$T/scripts/sign-file"
+else
+	cp "$MODSIGN" "$T/scripts/sign-file"
+fi
 DROPIN=$T/scripts/sign-file
 key=$DATA/rsa2048.key.pem
 cert=$DATA/rsa2048.x509.der
