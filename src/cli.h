@@ -95,6 +95,18 @@ void ms_cli_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2,
  */
 struct ms_p11;
 void ms_cli_p11_error(const char *role, const struct ms_p11 *p11, ms_err err);
+/*
+ * ms_cli_msg_hook_set() - around each line the printers above write to
+ * stderr, call @hook->before(ctx) and @hook->after(ctx) on the printing
+ * thread (the bulk run clears and redraws its progress line); NULL: none.
+ * @hook must stay valid until it is replaced.
+ */
+struct ms_cli_msg_hook {
+	void (*before)(void *ctx);
+	void (*after)(void *ctx);
+	void *ctx;
+};
+void ms_cli_msg_hook_set(const struct ms_cli_msg_hook *hook);
 /* ms_cli_put_escaped() - @len bytes of @s, escaped as above, no newline. */
 void ms_cli_put_escaped(FILE *f, const char *s, size_t len);
 /*
@@ -128,8 +140,11 @@ struct ms_job {
 	enum ms_hash_alg hash;
 	struct ms_signer *signer;
 	struct ms_cms_cert *cert;
-	enum ms_write_mode write_mode;	/* bulk: directories are fsync'd at the end */
-	atomic_uint recoveries;		/* lost token sessions brought back so far */
+	enum ms_write_mode write_mode;	/* directories are fsync'd by the run */
+	struct ms_tmp_set *tmps;	/* the run's temp files in progress */
+	atomic_uint *n_opening;		/* the run's count of modules being opened */
+	uint8_t *raw_cms;		/* -s: the signature to append, instead of a key */
+	size_t raw_cms_len;
 	struct ms_mod_zpool *zpool;	/* bulk: encoders of compressed modules, one per CPU */
 	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
 	size_t sid_len;
@@ -137,11 +152,28 @@ struct ms_job {
 };
 
 /*
+ * ms_cli_key_open() - open @o->key: a pkcs11: URI (one C_Login, the PIN
+ * from the URI, KBUILD_SIGN_PIN or the terminal, left in @pin for lost
+ * sessions: the caller wipes it, ms_pin_clear()) or a key file (its
+ * passphrase from KBUILD_SIGN_PIN or the terminal, wiped before return).
+ * With @o->bulk, as many lanes as -j (@o->jobs) asks, else one. Prints its
+ * own error. *@out is the caller's (ms_signer_free()).
+ */
+ms_err ms_cli_key_open(const struct ms_opts *o, struct ms_pin *pin,
+		       struct ms_signer **out) MS_MUST_CHECK;
+
+/*
  * ms_cli_job_open() - parse the hash name, load the certificate, open the
  * key (logging in to a token once), check that they are a pair and encode
  * the signer identifier. Prints its own error message.
  */
 ms_err ms_cli_job_open(struct ms_job *job, const struct ms_opts *o) MS_MUST_CHECK;
+/*
+ * ms_cli_job_open_raw() - `-s`: the job appends the detached PKCS#7 of
+ * @o->raw_sig_path (read, and checked to be a DER SignedData with detached
+ * content) instead of signing: no hash, key or certificate.
+ */
+ms_err ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o) MS_MUST_CHECK;
 void ms_cli_job_close(struct ms_job *job);
 
 /* One module on its way through hashing, signing and writing. */
@@ -150,6 +182,7 @@ struct ms_module_work {
 	struct ms_modfile *mf;
 	uint64_t payload_len;	/* the bytes signed and kept: less than the file with --replace */
 	bool skipped;		/* --skip-signed found it signed already: nothing to do */
+	unsigned later_links;	/* names of its inode the run signs after this one */
 	struct ms_pkcs7_digest digest;	/* of the payload, with the job's hash */
 	uint8_t *cms;
 	size_t cms_len;
@@ -181,7 +214,9 @@ const char *ms_cli_file_kind(mode_t type);
 /*
  * ms_cli_signed_policy() - the already-signed policy for the open module
  * @mf: *@payload_len gets the bytes to sign and keep, *@skip whether to
- * leave the module alone. Prints its own error (MS_E_SIGNED when refused).
+ * leave the module alone. Prints its own error: MS_E_SIGNED when the
+ * policy refuses a signed module, MS_E_MALFORMED for a broken trailer,
+ * MS_E_MISMATCH when --skip-signed finds another key's signature.
  */
 ms_err ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path,
 			    uint64_t *payload_len, bool *skip) MS_MUST_CHECK;
@@ -189,22 +224,19 @@ ms_err ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const cha
 /*
  * The three steps of signing one module, each printing its own error:
  * prepare (open, already-signed policy, hash on the host), sign (with the
- * key, on @lane: a failure here is the key's, not the module's), write
+ * key, on @lane of @pool, taken by the caller: a failure here is the key's,
+ * not the module's; -s needs no pool), write
  * (<module>.p7s and the module, unless -d). ms_cli_module_clear() releases
  * @w whatever happened.
  */
 ms_err ms_cli_module_prepare(struct ms_job *job, const char *path,
 			     struct ms_module_work *w) MS_MUST_CHECK;
-ms_err ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w) MS_MUST_CHECK;
+ms_err ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
+			  struct ms_module_work *w) MS_MUST_CHECK;
 ms_err ms_cli_module_write(struct ms_job *job, struct ms_module_work *w,
 			   const char *dest) MS_MUST_CHECK;
 void ms_cli_module_clear(struct ms_module_work *w);
 
-/*
- * ms_cli_sign_module() - sign one module with the job's key on lane 0: the
- * three steps above. Prints its own error message.
- */
-ms_err ms_cli_sign_module(struct ms_job *job, const char *module, const char *dest) MS_MUST_CHECK;
 
 /* A list of module paths, owned by the list (bulk mode). */
 struct ms_module_list {
@@ -236,14 +268,49 @@ struct ms_dir_set {
 };
 
 /*
- * ms_cli_bulk_run() - sign every module of @list with the job's key:
- * modules hashed on worker threads while the key signs on its lanes. A
- * module's own failure is reported and the others go on; a failure of the
- * key (token) stops the run and leaves the rest untouched.
- * Return: MS_EXIT_OK when every module was signed, else MS_EXIT_FAIL.
+ * The names of a run's modules (cli_names.c). A module is a directory
+ * entry: names of one entry (a.ko, ./a.ko, its absolute path, -r and a
+ * name) are one module. Hard links (other entries of one inode) are
+ * separate modules, chained so that one thread signs them one after the
+ * other. Indices are those of the list after ms_cli_names_build().
  */
-int ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list,
-		    struct ms_dir_set *dirs);
+struct ms_name_set {
+	size_t *next_link;	/* per module: the next name of its inode, SIZE_MAX none */
+	bool *is_later_link;	/* per module: signed after an earlier name of its inode */
+	unsigned *later_links;	/* per module: how many names of its inode follow it */
+};
+
+/*
+ * ms_cli_names_build() - stat each name of @list, drop each that names the
+ * same directory entry as an earlier one (a note under @verbose) and chain
+ * hard links. A name that cannot be stat'ed stays, for the run to report.
+ * Prints its own error. Return: MS_OK, MS_E_NOMEM.
+ */
+ms_err ms_cli_names_build(struct ms_module_list *list, bool verbose,
+			  struct ms_name_set *out) MS_MUST_CHECK;
+void ms_cli_names_free(struct ms_name_set *set);
+
+/* How a run ended (cli_bulk.c). */
+struct ms_run_end {
+	int rc;			/* MS_EXIT_OK when every module was signed or skipped */
+	int signo;		/* the signal that stopped it, 0 none */
+	bool stuck;		/* threads are left running (a hung token, another's lock) */
+	bool at_once;		/* a second signal: stopped without finishing */
+};
+
+/*
+ * ms_cli_run() - sign every module of @list with the job's key (or append
+ * the job's -s signature): worker threads hash while the key signs on its
+ * lanes. A module's own failure is reported and the others go on; a
+ * failure of the key, a signature past --token-timeout or SIGINT, SIGTERM
+ * or SIGHUP stops the run: the modules being written are finished, the rest
+ * stay untouched; a second signal ends it at once, removing the temp files
+ * of the writes in progress. In bulk mode a progress line and a summary on
+ * stderr. When @end->stuck, threads still use @job, @list, @names and
+ * @dirs: the caller must end the process without freeing them.
+ */
+void ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
+		const struct ms_name_set *names, struct ms_dir_set *dirs, struct ms_run_end *end);
 
 /* ms_cli_dirs_of() - the directories of @paths (NULL entries skipped), sorted, once each. */
 ms_err ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out) MS_MUST_CHECK;
@@ -273,7 +340,5 @@ ms_err ms_cli_dirs_sync(struct ms_dir_set *set) MS_MUST_CHECK;
 void ms_cli_dirs_free(struct ms_dir_set *set);
 
 
-/* ms_cli_raw_sig() - `-s`: append an existing detached PKCS#7 to a module. */
-ms_err ms_cli_raw_sig(const struct ms_opts *o) MS_MUST_CHECK;
 
 #endif

@@ -1,20 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Bulk signing on worker threads: each takes the next module, hashes it on
- * the host, borrows a lane (a token session or a parsed key copy) just for
- * the signature, and writes the module while others sign. There are more
- * workers than lanes, so a lane handed back is taken at once by a worker
- * with a hashed module waiting: with a slow token the lanes never wait for
- * a hash or a write, with a fast one every core is busy, and a module never
- * changes threads on its way (no hand-overs, few context switches).
+ * A signing run, of one module or of many: worker threads each take the
+ * next module, hash it on the host, borrow a lane (a token session or a
+ * parsed key copy) just for the signature, and write the module while
+ * others sign. There are more workers than lanes, so a lane handed back is
+ * taken at once by a worker with a hashed module waiting: with a slow token
+ * the lanes never wait for a hash or a write, with a fast one every core is
+ * busy, and a module never changes threads on its way.
+ *
+ * The main thread only watches: for the workers to finish, for a signature
+ * that does not come back within --token-timeout, and for SIGINT, SIGTERM
+ * and SIGHUP. The first stop (a signal, a hung token, a failed signature)
+ * lets the modules in hand be finished and takes no more; a second signal
+ * ends the run at once, after removing the temp files of the writes in
+ * progress.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,43 +35,69 @@ enum mod_state {
 	MOD_PENDING = 0,
 	MOD_SIGNED,
 	MOD_FAILED,
+	MOD_REFUSED,		/* signed already, and the policy refuses it */
 	MOD_SKIPPED,		/* --skip-signed: already verifies */
 };
 
-struct bulk {
+struct run {
 	struct ms_job *job;
 	const struct ms_module_list *list;
+	const struct ms_name_set *names;
 	struct ms_dir_set *dirs;	/* fsync'd as their modules are done */
-	unsigned char *state;		/* enum mod_state per module */
+	const char *dest;		/* single mode: <dest>, or NULL */
+	bool single;
+	atomic_uchar *state;		/* enum mod_state per module */
 	atomic_size_t next;		/* next module to take */
-	atomic_bool stop;		/* a key failure: sign no more */
-	atomic_size_t signed_n, failed_n, skipped_n;
+	atomic_bool stop;		/* sign no more */
+	atomic_size_t n_state[MOD_SKIPPED + 1];
 
-	/* The lanes not in use: a stack guarded by lane_lock. */
-	pthread_mutex_t lane_lock;
-	pthread_cond_t lane_freed;
-	unsigned *free_lane;
-	unsigned n_free;
+	struct ms_lanes *pool;		/* the key's lanes; NULL for -s */
+	size_t hung;			/* lanes found hung (a token call cannot be cancelled) */
 
-	pthread_mutex_t out_lock;	/* one writer on stderr at a time */
+	/* Workers: how many returned, how many are opening a module. */
+	atomic_uint n_done;
+	atomic_uint n_opening;
+	int wake[2];			/* the main thread's pipe: a worker ended, a signal */
 
-	/* The watchdog: a token call that never returns cannot be cancelled. */
-	_Atomic uint64_t *busy_since;	/* per lane: ns when its signature began, 0 idle */
-	_Atomic size_t *busy_module;	/* per lane: the module being signed */
-	pthread_mutex_t done_lock;	/* guards n_done, hung */
-	pthread_cond_t done_cond;
-	unsigned n_done;		/* threads that have returned */
-	size_t hung;			/* lanes found hung */
+	struct ms_tmp_set tmps;		/* the temp files of the writes in progress */
+	pthread_mutex_t out_lock;	/* one writer on stderr at a time (recursive) */
+	struct ms_cli_msg_hook hook;	/* messages clear the progress line first */
 	bool progress;			/* stderr is a terminal and not -q */
+	bool at_once;			/* a second signal came */
 	double t0, last_draw;
 };
 
-static volatile sig_atomic_t interrupted;
+/*
+ * Signals reach the run through these: the handler may only note the
+ * signal and write to the pipe; the main thread does the rest.
+ */
+static volatile sig_atomic_t first_signal;
+static volatile sig_atomic_t n_signals;
+static volatile sig_atomic_t wake_fd = -1;
 
 static void
 on_signal(int sig)
 {
-	interrupted = sig;
+	int saved = errno;
+
+	if (first_signal == 0) {
+		first_signal = sig;
+	}
+	n_signals++;
+	if (wake_fd >= 0 && write(wake_fd, "s", 1) < 0) {
+		/* the pipe is full: the main thread is awake anyway */
+	}
+	errno = saved;
+}
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define N_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+static const char *
+signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+									   "a signal";
 }
 
 static uint64_t
@@ -75,259 +112,331 @@ now_ns(void)
 static double
 now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A key failure or a hung token: hashed modules are signed no more. */
-static void
-stop_all(struct bulk *b)
-{
-	atomic_store(&b->stop, true);
-	pthread_mutex_lock(&b->lane_lock);
-	pthread_cond_broadcast(&b->lane_freed);
-	pthread_mutex_unlock(&b->lane_lock);
-}
-
-/* A free lane, waiting for one; UINT_MAX once the run stops. */
-static unsigned
-lane_take(struct bulk *b)
-{
-	unsigned lane = UINT_MAX;
-
-	pthread_mutex_lock(&b->lane_lock);
-	while (b->n_free == 0 && !atomic_load(&b->stop) && !interrupted) {
-		pthread_cond_wait(&b->lane_freed, &b->lane_lock);
-	}
-	if (b->n_free > 0 && !atomic_load(&b->stop) && !interrupted) {
-		lane = b->free_lane[--b->n_free];
-	} else {
-		/* Stopping: a signal does not wake waiters, so pass the wake-up on. */
-		pthread_cond_broadcast(&b->lane_freed);
-	}
-	pthread_mutex_unlock(&b->lane_lock);
-	return lane;
-}
-
-/* Signals after unlocking, so that the woken worker does not block on the lock. */
-static void
-lane_give(struct bulk *b, unsigned lane)
-{
-	pthread_mutex_lock(&b->lane_lock);
-	b->free_lane[b->n_free++] = lane;
-	pthread_mutex_unlock(&b->lane_lock);
-	pthread_cond_signal(&b->lane_freed);
-}
-
-/* Redraws the progress line at most ten times a second; caller holds out_lock. */
-static void
-draw_progress(struct bulk *b, bool force)
-{
-	double t = now();
-	size_t done = atomic_load(&b->signed_n) + atomic_load(&b->failed_n) +
-		      atomic_load(&b->skipped_n);
-	double rate, eta;
-
-	if (!b->progress || (!force && t - b->last_draw < 0.1)) {
-		return;
-	}
-	b->last_draw = t;
-	rate = t > b->t0 ? (double)done / (t - b->t0) : 0.0;
-	eta = rate > 0 ? (double)(b->list->n - done) / rate : 0.0;
-	fprintf(stderr, "\r\033[Kmodsign: %zu/%zu, %.1f modules/s, ETA %d:%02d", done, b->list->n,
-		rate, (int)eta / 60, (int)eta % 60);
+	return (double)now_ns() / 1e9;
 }
 
 static void
-finish_module(struct bulk *b, size_t i, enum mod_state st)
+wake_main(struct run *r)
 {
-	b->state[i] = (unsigned char)st;
-	atomic_fetch_add(st == MOD_SIGNED ? &b->signed_n : st == MOD_SKIPPED ? &b->skipped_n :
-			 &b->failed_n, 1);
-	if (b->job->opts->verbose || b->progress) {
-		pthread_mutex_lock(&b->out_lock);
-		if (b->job->opts->verbose && st == MOD_SIGNED) {
-			if (b->progress) {
-				fputs("\r\033[K", stderr);
-			}
-			ms_cli_line(stderr, "signed %s", b->list->path[i]);
-		}
-		draw_progress(b, false);
-		pthread_mutex_unlock(&b->out_lock);
+	if (write(r->wake[1], "w", 1) < 0) {
+		/* full: the main thread has a wake-up to read already */
 	}
-	ms_cli_dirs_module_done(b->dirs, i);
 }
 
-/* Signs module @i on a borrowed lane; false when the key failed. */
-static bool
-sign_on_lane(struct bulk *b, size_t i, struct ms_module_work *w)
+/* Sign no more: hashed modules stay untouched, waiters for a lane return. */
+static void
+stop_all(struct run *r)
 {
-	unsigned lane = lane_take(b);
-	ms_err err;
+	atomic_store(&r->stop, true);
+	if (r->pool != NULL) {
+		ms_lanes_stop(r->pool);
+	}
+}
 
-	if (lane == UINT_MAX) {
-		return false;	/* the run stopped: left untouched */
+static size_t
+n_finished(struct run *r)
+{
+	return atomic_load(&r->n_state[MOD_SIGNED]) + atomic_load(&r->n_state[MOD_FAILED]) +
+	       atomic_load(&r->n_state[MOD_REFUSED]) + atomic_load(&r->n_state[MOD_SKIPPED]);
+}
+
+/* The terminal's width, 80 when unknown. */
+static size_t
+term_width(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+		return ws.ws_col;
 	}
-	atomic_store(&b->busy_module[lane], i);
-	atomic_store(&b->busy_since[lane], now_ns());
-	err = ms_cli_module_sign(b->job, lane, w);
-	atomic_store(&b->busy_since[lane], 0);
-	if (err != MS_OK) {
-		stop_all(b);	/* before the lane is free: no signature after this one */
-	}
-	lane_give(b, lane);
-	return err == MS_OK;	/* a failure leaves the module untouched */
+	return 80;
 }
 
 /*
- * Opens and hashes module @i, signs it and writes it. A module that is a
- * second name (a hard link, or the path listed twice) of one another
- * worker holds is opened once that one is written: the other worker needs
- * nothing from this one to finish, and a run that stops (a hung token
- * that never lets go) ends the wait.
+ * The progress line, at most ten times a second. It must stay shorter than
+ * the terminal is wide, or it wraps and scrolls: the rate, then the ETA go
+ * when it does not fit, and the bare count is cut as a last resort. Caller
+ * holds out_lock.
  */
 static void
-sign_one(struct bulk *b, size_t i)
+draw_progress(struct run *r, bool force)
+{
+	double t = now();
+	size_t done = n_finished(r);
+	size_t width = term_width();
+	double rate, eta;
+	char line[256];
+	int n = 0;
+
+	if (!r->progress || (!force && t - r->last_draw < 0.1)) {
+		return;
+	}
+	r->last_draw = t;
+	rate = t > r->t0 ? (double)done / (t - r->t0) : 0.0;
+	eta = rate > 0 ? (double)(r->list->n - done) / rate : 0.0;
+	for (int form = 0; form < 3; form++) {
+		if (form == 0) {
+			n = snprintf(line, sizeof(line), "modsign: %zu/%zu, %.1f modules/s, ETA %d:%02d",
+				     done, r->list->n, rate, (int)eta / 60, (int)eta % 60);
+		} else if (form == 1) {
+			n = snprintf(line, sizeof(line), "modsign: %zu/%zu, ETA %d:%02d", done,
+				     r->list->n, (int)eta / 60, (int)eta % 60);
+		} else {
+			n = snprintf(line, sizeof(line), "%zu/%zu", done, r->list->n);
+		}
+		if (n >= 0 && (size_t)n < width) {
+			break;
+		}
+	}
+	if (n < 0) {
+		return;
+	}
+	if ((size_t)n >= width) {
+		line[width > 1 ? width - 1 : 0] = '\0';
+	}
+	fprintf(stderr, "\r\033[K%s", line);
+	if (fflush(stderr) == EOF && errno == EPIPE) {
+		r->progress = false;	/* nobody reads it any more */
+	}
+}
+
+/* Clears the progress line before a message; caller holds out_lock. */
+static void
+clear_progress(struct run *r)
+{
+	if (r->progress) {
+		fputs("\r\033[K", stderr);
+	}
+}
+
+/* Around every message line: it gets a line of its own, then the progress line is back. */
+static void
+msg_before(void *ctx)
+{
+	struct run *r = ctx;
+
+	pthread_mutex_lock(&r->out_lock);
+	clear_progress(r);
+}
+
+static void
+msg_after(void *ctx)
+{
+	struct run *r = ctx;
+
+	draw_progress(r, true);
+	pthread_mutex_unlock(&r->out_lock);
+}
+
+static void
+finish_module(struct run *r, size_t i, enum mod_state st)
+{
+	atomic_store(&r->state[i], (unsigned char)st);
+	atomic_fetch_add(&r->n_state[st], 1);
+	if (r->job->opts->verbose || r->progress) {
+		pthread_mutex_lock(&r->out_lock);
+		if (r->job->opts->verbose && st == MOD_SIGNED && !r->single) {
+			clear_progress(r);
+			ms_cli_line(stderr, "signed %s", r->list->path[i]);
+		}
+		draw_progress(r, false);
+		pthread_mutex_unlock(&r->out_lock);
+	}
+	ms_cli_dirs_module_done(r->dirs, i);
+}
+
+/* Signs @w on a borrowed lane; false when the run stopped or the key failed. */
+static bool
+sign_on_lane(struct run *r, struct ms_module_work *w)
+{
+	unsigned lane = 0;
+	ms_err err;
+
+	if (r->pool == NULL) {
+		return ms_cli_module_sign(r->job, NULL, 0, w) == MS_OK;	/* -s: no key */
+	}
+	lane = ms_lanes_take(r->pool);
+	if (lane == MS_LANE_NONE) {
+		return false;	/* the run stopped: left untouched */
+	}
+	err = ms_cli_module_sign(r->job, r->pool, lane, w);
+	if (err != MS_OK) {
+		stop_all(r);	/* before the lane is free: no signature after this one */
+		wake_main(r);
+	}
+	ms_lanes_give(r->pool, lane);
+	return err == MS_OK;	/* a failure leaves the module untouched */
+}
+
+/* Opens and hashes module @i, signs it and writes it. */
+static void
+sign_one(struct run *r, size_t i)
 {
 	struct ms_module_work w;
 	ms_err err;
 
-	while ((err = ms_cli_module_prepare(b->job, b->list->path[i], &w)) == MS_E_BUSY) {
-		ms_cli_module_clear(&w);
-		if (atomic_load(&b->stop) || interrupted) {
-			return;	/* the run stopped: left untouched */
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-	}
+	err = ms_cli_module_prepare(r->job, r->list->path[i], &w);
+	w.later_links = r->names->later_links[i];
 	if (err != MS_OK || w.skipped) {
 		ms_cli_module_clear(&w);
-		finish_module(b, i, err == MS_OK ? MOD_SKIPPED : MOD_FAILED);
+		finish_module(r, i, err == MS_OK ? MOD_SKIPPED : err == MS_E_SIGNED ? MOD_REFUSED :
+			      MOD_FAILED);
 		return;
 	}
-	if (!atomic_load(&b->stop) && !interrupted && sign_on_lane(b, i, &w)) {
-		err = ms_cli_module_write(b->job, &w, NULL);
+	if (!atomic_load(&r->stop) && sign_on_lane(r, &w)) {
+		err = ms_cli_module_write(r->job, &w, r->dest);
 		ms_cli_module_clear(&w);
-		finish_module(b, i, err == MS_OK ? MOD_SIGNED : MOD_FAILED);
+		finish_module(r, i, err == MS_OK ? MOD_SIGNED : MOD_FAILED);
 		return;
 	}
 	ms_cli_module_clear(&w);	/* the run stopped: left untouched */
 }
 
-static void
-thread_done(struct bulk *b)
-{
-	pthread_mutex_lock(&b->done_lock);
-	b->n_done++;
-	pthread_cond_broadcast(&b->done_cond);
-	pthread_mutex_unlock(&b->done_lock);
-}
-
 static void *
 worker(void *arg)
 {
-	struct bulk *b = arg;
+	struct run *r = arg;
 
-	while (!atomic_load(&b->stop) && !interrupted) {
-		size_t i = atomic_fetch_add(&b->next, 1);
+	while (!atomic_load(&r->stop)) {
+		size_t i = atomic_fetch_add(&r->next, 1);
 
-		if (i >= b->list->n) {
+		if (i >= r->list->n) {
 			break;
 		}
-		sign_one(b, i);
+		if (r->names->is_later_link[i]) {
+			continue;	/* signed after the earlier name of its inode */
+		}
+		for (size_t k = i; k != SIZE_MAX && !atomic_load(&r->stop);
+		     k = r->names->next_link[k]) {
+			sign_one(r, k);
+		}
 	}
-	thread_done(b);
+	atomic_fetch_add(&r->n_done, 1);
+	wake_main(r);
 	return NULL;
 }
 
-/* Lanes whose signature has run past the token timeout; names each once. */
+/* Names each lane whose signature has run past --token-timeout; how many. */
 static size_t
-hung_lanes(struct bulk *b)
+report_hung(struct run *r)
 {
-	uint64_t limit = (uint64_t)b->job->opts->token_timeout * 1000000000u;
-	uint64_t t = now_ns();
-	size_t n = 0;
+	struct ms_lanes_hang h[16];
+	size_t n = ms_lanes_hung(r->pool, h, sizeof(h) / sizeof(h[0]));
 
-	for (unsigned l = 0; l < ms_signer_lanes(b->job->signer); l++) {
-		uint64_t since = atomic_load(&b->busy_since[l]);
-
-		if (since != 0 && t - since > limit) {
-			n++;
-		}
+	for (size_t k = 0; k < n && k < sizeof(h) / sizeof(h[0]); k++) {
+		ms_cli_error("%s: the token did not return the signature within %u s "
+			     "(--token-timeout): stopping", h[k].label != NULL ? h[k].label : "?",
+			     r->job->opts->token_timeout);
 	}
 	return n;
 }
 
-/*
- * Waits for every thread, watching for a signature that does not come back
- * within --token-timeout. Such a call cannot be cancelled, so the run stops:
- * the others finish the modules in hand, and the caller reports and exits
- * without waiting for the hung one.
- */
+/* A second signal: the writes in progress lose their temp files, the run ends now. */
 static void
-wait_threads(struct bulk *b, unsigned total)
+stop_at_once(struct run *r)
 {
-	pthread_mutex_lock(&b->done_lock);
-	while (b->n_done + b->hung < total) {
-		struct timespec ts;
+	size_t removed = ms_tmp_set_close(&r->tmps);
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&b->done_cond, &b->done_lock, &ts);
-		if (b->hung != 0 || b->job->opts->token_timeout == 0) {
-			continue;
+	pthread_mutex_lock(&r->out_lock);
+	clear_progress(r);
+	r->progress = false;
+	pthread_mutex_unlock(&r->out_lock);
+	ms_cli_error("a second signal: stopped at once; %zu temp file%s of modules being "
+		     "written removed", removed, removed == 1 ? "" : "s");
+}
+
+/*
+ * Waits for the workers, watching for a signature that does not come back
+ * within --token-timeout and for signals. After a stop, a worker still
+ * opening a module (it may wait in flock() for another process's lock, which
+ * writes nothing) or stuck in the token is not waited for: the run ends
+ * without it.
+ * Return: whether workers are left running (the caller must not free what
+ * they use).
+ */
+static bool
+watch(struct run *r, unsigned started)
+{
+	unsigned timeout_s = r->job->opts->token_timeout;
+	bool noted = false;
+
+	for (;;) {
+		unsigned done = atomic_load(&r->n_done);
+		struct pollfd pfd = { .fd = r->wake[0], .events = POLLIN };
+		char buf[64];
+
+		if (done == started) {
+			return false;
 		}
-		b->hung = hung_lanes(b);
-		if (b->hung == 0) {
-			continue;
+		if (atomic_load(&r->stop) &&
+		    done + atomic_load(&r->n_opening) + r->hung >= started) {
+			return true;
 		}
-		for (unsigned l = 0; l < ms_signer_lanes(b->job->signer); l++) {
-			if (atomic_load(&b->busy_since[l]) != 0) {
-				ms_cli_error("%s: the token did not return the signature within "
-					     "%u s (--token-timeout): stopping",
-					     b->list->path[atomic_load(&b->busy_module[l])],
-					     b->job->opts->token_timeout);
+		if (poll(&pfd, 1, timeout_s > 0 && r->hung == 0 ? 1000 : -1) > 0) {
+			while (read(r->wake[0], buf, sizeof(buf)) > 0) {
 			}
 		}
-		stop_all(b);
+		if (n_signals > 1) {
+			stop_at_once(r);
+			r->at_once = true;
+			return true;
+		}
+		if (first_signal != 0 && !noted) {
+			noted = true;
+			stop_all(r);
+			ms_cli_error("interrupted by signal %d (%s): finishing the module%s in "
+				     "hand, signing no more; a second signal stops at once",
+				     (int)first_signal, signal_name(first_signal),
+				     r->single ? "" : "s");
+		}
+		if (timeout_s > 0 && r->hung == 0 && r->pool != NULL) {
+			r->hung = report_hung(r);
+			if (r->hung > 0) {
+				stop_all(r);
+			}
+		}
 	}
-	pthread_mutex_unlock(&b->done_lock);
 }
 
 static void
-summary(struct bulk *b)
+summary(struct run *r)
 {
-	const struct ms_opts *o = b->job->opts;
-	size_t n = b->list->n;
-	size_t ok = atomic_load(&b->signed_n), bad = atomic_load(&b->failed_n);
-	size_t skipped = atomic_load(&b->skipped_n);
-	size_t pending = n - ok - bad - skipped;
-	double secs = now() - b->t0;
+	const struct ms_opts *o = r->job->opts;
+	size_t n = r->list->n;
+	size_t ok = atomic_load(&r->n_state[MOD_SIGNED]), bad = atomic_load(&r->n_state[MOD_FAILED]);
+	size_t refused = atomic_load(&r->n_state[MOD_REFUSED]);
+	size_t skipped = atomic_load(&r->n_state[MOD_SKIPPED]);
+	size_t pending = n - n_finished(r);
+	double secs = now() - r->t0;
 
-	if (b->progress) {
-		fputs("\r\033[K", stderr);
+	pthread_mutex_lock(&r->out_lock);
+	clear_progress(r);
+	r->progress = false;
+	pthread_mutex_unlock(&r->out_lock);
+	if (r->single) {
+		if (pending > 0) {
+			ms_cli_error("%s: not signed; left as it is", r->list->path[0]);
+		}
+		return;
 	}
 	if (pending > 0) {
 		size_t shown = 0;
 
-		if (interrupted) {
-			ms_cli_error("interrupted by signal %d", (int)interrupted);
-		}
 		ms_cli_error("stopped: %zu module%s not signed and left untouched%s", pending,
 			     pending == 1 ? "" : "s", o->verbose || pending <= 20 ? ":" :
 			     " (-v lists them all); the first:");
 		for (size_t i = 0; i < n && (o->verbose || shown < 20); i++) {
-			if (b->state[i] == MOD_PENDING) {
-				ms_cli_line(stderr, "  not signed: %s", b->list->path[i]);
+			if (atomic_load(&r->state[i]) == MOD_PENDING) {
+				ms_cli_line(stderr, "  not signed: %s", r->list->path[i]);
 				shown++;
 			}
 		}
 	}
-	if (!o->quiet || bad > 0 || pending > 0) {
-		fprintf(stderr, "modsign: %zu signed, %zu failed, %zu skipped (signed already), "
-			"%zu not signed, of %zu; %.2f s, %.2f ms per module\n", ok, bad, skipped,
-			pending, n, secs, n > 0 ? secs * 1000.0 / (double)n : 0.0);
+	if (!o->quiet || bad > 0 || refused > 0 || pending > 0) {
+		fprintf(stderr, "modsign: %zu signed, %zu failed, %zu refused (signed already), "
+			"%zu skipped (signature verified), %zu not signed, of %zu; %.2f s, "
+			"%.2f ms per module signed\n", ok, bad, refused, skipped, pending, n, secs,
+			ok > 0 ? secs * 1000.0 / (double)ok : 0.0);
 	}
 }
 
@@ -349,92 +458,149 @@ worker_count(size_t n_modules, unsigned lanes)
 	return n_modules < w ? (unsigned)(n_modules == 0 ? 1 : n_modules) : w;
 }
 
-int
-ms_cli_bulk_run(struct ms_job *job, const struct ms_module_list *list, struct ms_dir_set *dirs)
+static void
+catch_signals(struct run *r, struct sigaction *old)
 {
-	struct bulk b;
 	struct sigaction sa;
-	pthread_t *th = NULL;
-	unsigned lanes = ms_signer_lanes(job->signer);
-	unsigned n_workers = worker_count(list->n, lanes), started = 0;
-	int rc = MS_EXIT_FAIL;
 
-	memset(&b, 0, sizeof(b));
-	b.job = job;
-	b.list = list;
-	b.dirs = dirs;
-
-	b.state = calloc(list->n + 1, 1);
-	b.busy_since = calloc(lanes, sizeof(*b.busy_since));
-	b.busy_module = calloc(lanes, sizeof(*b.busy_module));
-	b.free_lane = calloc(lanes, sizeof(*b.free_lane));
-	th = calloc(n_workers, sizeof(*th));
-	if (b.state == NULL || b.busy_since == NULL || b.busy_module == NULL ||
-	    b.free_lane == NULL || th == NULL) {
-		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
-		goto out;
-	}
-	/* Lane 0 on top: a run that needs one lane uses the first session. */
-	for (unsigned l = 0; l < lanes; l++) {
-		b.free_lane[b.n_free++] = lanes - 1 - l;
-	}
-	pthread_mutex_init(&b.lane_lock, NULL);
-	pthread_cond_init(&b.lane_freed, NULL);
-	pthread_mutex_init(&b.out_lock, NULL);
-	pthread_mutex_init(&b.done_lock, NULL);
-	pthread_cond_init(&b.done_cond, NULL);
-	b.progress = !job->opts->quiet && isatty(STDERR_FILENO);
-	b.t0 = now();
-
-	/* SIGINT/SIGTERM: finish the modules in hand, sign no more, report. */
+	first_signal = 0;
+	n_signals = 0;
+	wake_fd = r->wake[1];
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+		sigaddset(&sa.sa_mask, stop_signals[i]);	/* one handler at a time */
+	}
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+		sigaction(stop_signals[i], &sa, &old[i]);
+	}
+}
 
+static void
+release_signals(const struct sigaction *old)
+{
+	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+		sigaction(stop_signals[i], &old[i], NULL);
+	}
+	wake_fd = -1;
+}
+
+/* The run on the heap: when threads are left running, it stays for them. */
+static struct run *
+run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_name_set *names,
+	struct ms_dir_set *dirs)
+{
+	struct ms_lanes_cfg cfg = { MS_RECOVERIES_MAX, job->opts->token_timeout };
+	struct run *r = calloc(1, sizeof(*r));
+	pthread_mutexattr_t ma;
+
+	if (r == NULL) {
+		return NULL;
+	}
+	r->job = job;
+	r->list = list;
+	r->names = names;
+	r->dirs = dirs;
+	r->single = !job->opts->bulk;
+	r->dest = r->single ? job->opts->dest : NULL;
+	r->state = calloc(list->n + 1, sizeof(*r->state));
+	if (r->state == NULL || ms_tmp_set_init(&r->tmps) != MS_OK ||
+	    (job->signer != NULL && ms_lanes_new(job->signer, &cfg, &r->pool) != MS_OK)) {
+		goto fail;
+	}
+	if (pipe(r->wake) != 0) {
+		goto fail;
+	}
+	for (int k = 0; k < 2; k++) {
+		(void)fcntl(r->wake[k], F_SETFD, FD_CLOEXEC);
+		(void)fcntl(r->wake[k], F_SETFL, O_NONBLOCK);
+	}
+	/* Recursive: a message printed while the progress line is held. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&r->out_lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	r->progress = !r->single && !job->opts->quiet && isatty(STDERR_FILENO);
+	r->hook.before = msg_before;
+	r->hook.after = msg_after;
+	r->hook.ctx = r;
+	r->t0 = now();
+	job->tmps = &r->tmps;
+	job->n_opening = &r->n_opening;
+	return r;
+fail:
+	ms_lanes_free(r->pool);
+	ms_tmp_set_clear(&r->tmps);
+	free(r->state);
+	free(r);
+	return NULL;
+}
+
+static void
+run_free(struct run *r)
+{
+	r->job->tmps = NULL;
+	r->job->n_opening = NULL;
+	pthread_mutex_destroy(&r->out_lock);
+	close(r->wake[0]);
+	close(r->wake[1]);
+	ms_lanes_free(r->pool);
+	ms_tmp_set_clear(&r->tmps);
+	free(r->state);
+	free(r);
+}
+
+void
+ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
+	   const struct ms_name_set *names, struct ms_dir_set *dirs, struct ms_run_end *end)
+{
+	struct run *r = NULL;
+	struct sigaction old[N_STOP_SIGNALS];
+	pthread_t *th = NULL;
+	unsigned lanes = job->signer != NULL ? ms_signer_lanes(job->signer) : 0;
+	unsigned n_workers = worker_count(list->n, lanes), started = 0;
+
+	memset(end, 0, sizeof(*end));
+	end->rc = MS_EXIT_FAIL;
+	th = calloc(n_workers, sizeof(*th));
+	r = th != NULL ? run_new(job, list, names, dirs) : NULL;
+	if (r == NULL) {
+		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		free(th);
+		return;
+	}
+	catch_signals(r, old);
+	ms_cli_msg_hook_set(&r->hook);
 	for (unsigned w = 0; w < n_workers; w++) {
-		if (pthread_create(&th[started], NULL, worker, &b) != 0) {
+		if (pthread_create(&th[started], NULL, worker, r) != 0) {
 			ms_cli_error("cannot start a worker thread");
 			break;	/* the ones started do the work */
 		}
 		started++;
 	}
 	if (started == 0) {
-		stop_all(&b);
+		stop_all(r);
 	}
-	wait_threads(&b, started);
-	summary(&b);
-	if (b.hung > 0) {
-		/*
-		 * A thread is stuck inside the token: no clean finalize is possible.
-		 * What was signed is made durable first, as on a normal exit.
-		 */
-		if (ms_cli_dirs_sync(dirs) != MS_OK) {
-			/* reported; the exit status is 1 anyway */
+	end->stuck = watch(r, started);
+	ms_cli_msg_hook_set(NULL);
+	summary(r);
+	if (!end->stuck) {
+		for (unsigned t = 0; t < started; t++) {
+			pthread_join(th[t], NULL);
 		}
-		fflush(NULL);
-		free(th);	/* only this thread uses it; no leak at _exit */
-		_exit(MS_EXIT_FAIL);
 	}
-	for (unsigned t = 0; t < started; t++) {
-		pthread_join(th[t], NULL);
+	if (n_finished(r) == list->n && list->n > 0 &&
+	    atomic_load(&r->n_state[MOD_FAILED]) + atomic_load(&r->n_state[MOD_REFUSED]) == 0) {
+		end->rc = MS_EXIT_OK;
 	}
-	if (atomic_load(&b.signed_n) + atomic_load(&b.skipped_n) == list->n && list->n > 0) {
-		rc = MS_EXIT_OK;
-	} else if (list->n == 0) {
-		ms_cli_error("no modules to sign");
-	}
-	pthread_mutex_destroy(&b.out_lock);
-	pthread_mutex_destroy(&b.done_lock);
-	pthread_cond_destroy(&b.done_cond);
-	pthread_mutex_destroy(&b.lane_lock);
-	pthread_cond_destroy(&b.lane_freed);
-out:
+	end->signo = first_signal;
+	end->at_once = r->at_once;
+	release_signals(old);
 	free(th);
-	free(b.free_lane);
-	free(b.busy_since);
-	free(b.busy_module);
-	free(b.state);
-	return rc;
+	if (!end->stuck) {
+		run_free(r);
+	}
+	/* else the threads still use it; the process ends without freeing it */
 }

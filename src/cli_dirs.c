@@ -156,7 +156,11 @@ ms_cli_dirs_stale_finish(struct ms_stale_scan *scan, bool verbose)
 	report_stale(scan->removed, verbose);
 }
 
-/* fsync directory @d once; a failure is kept for the report. */
+/*
+ * fsync directory @d once; a failure is kept for the report. A directory
+ * that does not exist (a module or <dest> named in one) holds nothing we
+ * renamed.
+ */
 static void
 sync_once(struct ms_dir_set *set, size_t d)
 {
@@ -165,7 +169,7 @@ sync_once(struct ms_dir_set *set, size_t d)
 	if (atomic_exchange(&set->synced[d], true)) {
 		return;
 	}
-	if (ms_dir_sync(set->dir[d], &e) != MS_OK) {
+	if (ms_dir_sync(set->dir[d], &e) != MS_OK && e != ENOENT && e != ENOTDIR) {
 		set->sync_errno[d] = e != 0 ? e : EIO;
 	}
 }

@@ -13,6 +13,7 @@
 #include "modfmt/modfmt.h"
 #include "pkcs11/p11.h"
 
+#define RAW_SIG_MAX (64 * 1024)
 
 static ms_err
 job_hash(struct ms_job *job, const char *arg)
@@ -52,7 +53,7 @@ ms_cli_p11_error(const char *role, const struct ms_p11 *p11, ms_err err)
 }
 
 static ms_err
-job_token_key(struct ms_job *job, const struct ms_opts *o)
+token_key(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
 {
 	struct ms_p11 *p11 = NULL;
 	char what[300];
@@ -67,37 +68,37 @@ job_token_key(struct ms_job *job, const struct ms_opts *o)
 	if (ms_p11_needs_pin(p11)) {
 		snprintf(what, sizeof(what), "token '%s'", ms_p11_token_label(p11));
 		err = ms_cli_pin_get(ms_p11_uri_pin_value(p11), ms_p11_uri_pin_source(p11), what,
-				     &job->pin);
+				     pin);
 		if (err != MS_OK) {
 			goto out;
 		}
 	}
-	err = ms_p11_login(p11, job->pin.is_set ? &job->pin : NULL, flags);
+	err = ms_p11_login(p11, pin->is_set ? pin : NULL, flags);
 	if (err != MS_OK) {
 		const struct ms_p11_fail *f = ms_p11_last_fail(p11);
 
 		if (err == MS_E_PIN && f->rv != 0) {
 			ms_cli_error("%s: PIN from %s rejected: %s", f->call != NULL ? f->call : "C_Login",
-				     job->pin.source != NULL ? job->pin.source : "none",
+				     pin->source != NULL ? pin->source : "none",
 				     ms_p11_rv_name(f->rv));
 		} else {
 			ms_cli_p11_error("key", p11, err);
 		}
 		goto out;
 	}
-	err = ms_signer_token_new(p11, &job->signer);
+	err = ms_signer_token_new(p11, out);
 	if (err != MS_OK) {
 		ms_cli_p11_error("key", p11, err);
 		goto out;
 	}
 	/*
-	 * The PIN stays (locked in memory) until ms_cli_job_close(): keys with
+	 * The PIN stays (locked in memory) until the caller wipes it: keys with
 	 * CKA_ALWAYS_AUTHENTICATE need it before each signature, and a lost
 	 * session is logged in again with it rather than by asking anew.
 	 */
 	p11 = NULL;	/* owned by the signer now */
 	if (o->bulk) {
-		err = ms_signer_token_add_lanes(job->signer, o->jobs);
+		err = ms_signer_token_add_lanes(*out, o->jobs);
 	}
 out:
 	ms_p11_close(p11);
@@ -105,7 +106,7 @@ out:
 }
 
 static ms_err
-job_file_key(struct ms_job *job, const struct ms_opts *o)
+file_key(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
 {
 	char why[1400] = "";
 	const char *env = getenv("KBUILD_SIGN_PIN");
@@ -115,31 +116,41 @@ job_file_key(struct ms_job *job, const struct ms_opts *o)
 
 	/* As sign-file: KBUILD_SIGN_PIN is the passphrase of an encrypted key. */
 	if (env != NULL) {
-		err = ms_cli_pin_get(NULL, NULL, o->key, &job->pin);
+		err = ms_cli_pin_get(NULL, NULL, o->key, pin);
 		if (err != MS_OK) {
 			goto out;
 		}
 	}
-	err = ms_signer_keyfile_open(o->key, job->pin.is_set ? &job->pin : NULL, lanes, &job->signer,
-				 why, sizeof(why));
-	if (err == MS_E_PIN && !job->pin.is_set && isatty(STDIN_FILENO)) {
+	err = ms_signer_keyfile_open(o->key, pin->is_set ? pin : NULL, lanes, out, why,
+				     sizeof(why));
+	if (err == MS_E_PIN && !pin->is_set && isatty(STDIN_FILENO)) {
 		/* First try had no passphrase at all: asking is not a retry. */
-		err = ms_cli_pin_get(NULL, NULL, o->key, &job->pin);
+		err = ms_cli_pin_get(NULL, NULL, o->key, pin);
 		if (err != MS_OK) {
 			goto out;
 		}
-		err = ms_signer_keyfile_open(o->key, &job->pin, lanes, &job->signer, why, sizeof(why));
+		err = ms_signer_keyfile_open(o->key, pin, lanes, out, why, sizeof(why));
 	}
 	if (err != MS_OK) {
-		if (err == MS_E_PIN && !job->pin.is_set) {
+		if (err == MS_E_PIN && !pin->is_set) {
 			ms_cli_error("%s (set KBUILD_SIGN_PIN to its passphrase)", why);
 		} else {
 			ms_cli_error("%s", why);
 		}
 	}
 out:
-	ms_pin_clear(&job->pin);
+	ms_pin_clear(pin);	/* a key file's passphrase is not needed again */
 	return err;
+}
+
+ms_err
+ms_cli_key_open(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
+{
+	*out = NULL;
+	if (ms_p11_uri_is(o->key)) {
+		return token_key(o, pin, out);
+	}
+	return file_key(o, pin, out);
 }
 
 static ms_err
@@ -162,6 +173,32 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 
 		ms_signer_describe(job->signer, 0, why, sizeof(why));
 		ms_cli_error("checking key %s against certificate %s: %s", key, x509, why);
+	}
+	return err;
+}
+
+ms_err
+ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
+{
+	struct ms_file_fail fail = { 0 };
+	struct ms_pkcs7 msg;
+	const char *rule = NULL;
+	char why[512];
+	ms_err err;
+
+	memset(job, 0, sizeof(*job));
+	job->opts = o;
+	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &job->raw_cms, &job->raw_cms_len,
+				 &fail);
+	if (err != MS_OK) {
+		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
+		ms_cli_error("%s: %s", o->raw_sig_path, why);
+		return err;
+	}
+	/* The parser and the module rules of `verify`, so its reason too. */
+	err = ms_pkcs7_parse_module(job->raw_cms, job->raw_cms_len, &msg, &rule);
+	if (err != MS_OK) {
+		ms_cli_error("%s: PKCS#7: %s; nothing appended", o->raw_sig_path, rule);
 	}
 	return err;
 }
@@ -203,11 +240,7 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 			return err;
 		}
 	}
-	if (ms_p11_uri_is(o->key)) {
-		err = job_token_key(job, o);
-	} else {
-		err = job_file_key(job, o);
-	}
+	err = ms_cli_key_open(o, &job->pin, &job->signer);
 	if (err != MS_OK) {
 		return err;
 	}
@@ -223,5 +256,7 @@ ms_cli_job_close(struct ms_job *job)
 	job->cert = NULL;
 	ms_mod_zpool_free(job->zpool);
 	job->zpool = NULL;
+	free(job->raw_cms);
+	job->raw_cms = NULL;
 	ms_pin_clear(&job->pin);
 }

@@ -7,6 +7,7 @@
  * named "a.ko\nOK b.ko" must not print a second line. Parses untrusted input.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,15 @@ ms_cli_put_json_str(FILE *f, const char *str)
 static void vline(FILE *f, const char *prefix, const char *detail, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
 
+/* The bulk run's hook around lines on stderr (its progress line), or NULL. */
+static const struct ms_cli_msg_hook *_Atomic stderr_hook;
+
+void
+ms_cli_msg_hook_set(const struct ms_cli_msg_hook *hook)
+{
+	atomic_store(&stderr_hook, hook);
+}
+
 /* Writes @len bytes of @s escaped; the first line of @detail follows after ": ". */
 static void
 put_text(FILE *f, const char *s, size_t len, const char *detail)
@@ -114,6 +124,7 @@ vline(FILE *f, const char *prefix, const char *detail, const char *fmt, va_list 
 {
 	char line[LINE_LEN];
 	char *text = line;
+	const struct ms_cli_msg_hook *hook = NULL;
 	va_list again;
 	int n;
 
@@ -131,10 +142,17 @@ vline(FILE *f, const char *prefix, const char *detail, const char *fmt, va_list 
 		}
 	}
 	va_end(again);
+	hook = f == stderr ? atomic_load(&stderr_hook) : NULL;
+	if (hook != NULL) {
+		hook->before(hook->ctx);
+	}
 	flockfile(f);
 	fputs(prefix, f);
 	put_text(f, text, (size_t)n, detail);
 	funlockfile(f);
+	if (hook != NULL) {
+		hook->after(hook->ctx);
+	}
 	if (text != line) {
 		free(text);
 	}

@@ -117,7 +117,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 	if (err == MS_E_MALFORMED) {
 		ms_cli_error("%s: ends with a module signature marker but a broken trailer "
 			     "(%s); left as it is", path, why != NULL ? why : "malformed");
-		return MS_E_SIGNED;
+		return MS_E_MALFORMED;
 	}
 	if (err != MS_OK) {
 		say_why(mf, path, "reading its signature", err);
@@ -140,7 +140,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 			ms_cli_error("%s: already signed, but its signature does not verify against "
 				     "%s (%s); --replace signs it anew", path, x509,
 				     why != NULL ? why : "mismatch");
-			return MS_E_SIGNED;
+			return MS_E_MISMATCH;
 		}
 		say_why(mf, path, "checking its signature", err);
 		return err;

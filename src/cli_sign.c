@@ -10,10 +10,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cms/pkcs7.h"
 #include "modfmt/modfmt.h"
 
-#define RAW_SIG_MAX (64 * 1024)
 #define CMS_MAX (16 * 1024)
 
 /* "<file>: <why>" for a failed ms_modfile_*() call on @path. */
@@ -26,8 +24,23 @@ say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
 	ms_cli_error("%s: %s", mf->err_path != NULL ? mf->err_path : path, why);
 }
 
+/* Issue 16 item 8: finit_module(2), `verify` and `strip` read at most INT_MAX bytes. */
+static void
+say_too_big(const char *path, uint64_t signed_len)
+{
+	if (signed_len != 0) {
+		ms_cli_error("%s: signed, it would be %ju bytes, more than the %ju bytes "
+			     "finit_module(2) reads; not signed", path, (uintmax_t)signed_len,
+			     (uintmax_t)MS_MOD_SIZE_MAX);
+	} else {
+		ms_cli_error("%s: signed, it would be more than the %ju bytes finit_module(2) "
+			     "reads; not signed", path, (uintmax_t)MS_MOD_SIZE_MAX);
+	}
+}
+
 static ms_err
-write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
+write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode,
+	  struct ms_tmp_set *tmps)
 {
 	struct ms_file_fail fail = { 0 };
 	char path[4200];
@@ -38,7 +51,7 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
 		ms_cli_error("%s: name too long", module);
 		return MS_E_ARG;
 	}
-	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, &fail);
+	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, tmps, &fail);
 	if (err == MS_E_ARG && fail.sys_errno == ELOOP) {
 		ms_cli_error("%s: is a symbolic link; not written through: remove it", path);
 	} else if (err != MS_OK) {
@@ -50,63 +63,33 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode)
 	return err;
 }
 
-/* Writes the .p7s (if asked) and then the module (unless -d). */
-static ms_err
-write_outputs(struct ms_modfile *mf, const struct ms_opts *o, enum ms_write_mode mode,
-	      const char *module, const char *dest, uint64_t payload_len, const uint8_t *cms,
-	      size_t cms_len)
-{
-	ms_err err;
-
-	if (o->save_p7s) {
-		err = write_p7s(module, cms, cms_len, o->p7s_mode);
-		if (err != MS_OK) {
-			return err;
-		}
-	}
-	if (o->p7s_only) {
-		return MS_OK;
-	}
-	err = ms_modfile_write_signed_prefix(mf, dest, payload_len, cms, cms_len, mode);
-	if (err != MS_OK) {
-		say_modfile(mf, dest != NULL ? dest : module, err);
-		return err;
-	}
-	/* The signed module is a new file, as with sign-file: other links keep the old one. */
-	if (dest == NULL && mf->st.st_nlink > 1) {
-		ms_cli_warn("%s: had %ju other hard link(s); they still name the unsigned module",
-			    module, (uintmax_t)(mf->st.st_nlink - 1));
-	}
-	return MS_OK;
-}
-
 ms_err
-ms_cli_module_sign(struct ms_job *job, unsigned lane, struct ms_module_work *w)
+ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
+		   struct ms_module_work *w)
 {
 	struct ms_signer *sg = job->signer;
 	const struct ms_signer_req req = {
 		.alg = job->hash, .digest = w->digest.d, .digest_len = w->digest.len, .label = w->path,
 	};
+	struct ms_lanes_result res;
 	uint8_t raw[MS_SIG_MAX];
 	uint8_t sig[MS_SIG_MAX + 16];
 	size_t raw_len = 0, sig_len = 0;
 	struct ms_cms_signer s;
-	char why[1200];
 	ms_err err;
 
-	err = ms_signer_sign(sg, lane, &req, raw, sizeof(raw), &raw_len);
-	if (err != MS_OK && ms_signer_can_recover(sg) &&
-	    atomic_fetch_add(&job->recoveries, 1) < MS_RECOVERIES_MAX) {
-		/* A lost session: re-open it (logging in again) and try once more. */
-		ms_signer_describe(sg, lane, why, sizeof(why));
-		if (ms_signer_recover(sg, lane) == MS_OK) {
-			ms_cli_warn("%s: %s: session re-opened, signing again", w->path, why);
-			err = ms_signer_sign(sg, lane, &req, raw, sizeof(raw), &raw_len);
-		}
+	if (job->raw_cms != NULL) {
+		/* -s: the signature was made elsewhere; prepare sized the buffer. */
+		memcpy(w->cms, job->raw_cms, job->raw_cms_len);
+		w->cms_len = job->raw_cms_len;
+		return MS_OK;
+	}
+	err = ms_lanes_sign(pool, lane, &req, raw, sizeof(raw), &raw_len, &res);
+	if (res.recovered) {
+		ms_cli_warn("%s: %s: session re-opened, signing again", w->path, res.why);
 	}
 	if (err != MS_OK) {
-		ms_signer_describe(sg, lane, why, sizeof(why));
-		ms_cli_error("%s: signing failed: %s", w->path, why);
+		ms_cli_error("%s: signing failed: %s", w->path, res.why);
 		return err;
 	}
 	err = ms_cms_sig_encode(ms_signer_key_type(sg), raw, raw_len, sig, sizeof(sig), &sig_len);
@@ -140,23 +123,40 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 		ms_modfile_init(w->mf);
 		w->mf->zlimit = job->opts->max_module_size;
 		w->mf->zpool = job->zpool;
+		w->mf->tmps = job->tmps;
 	}
-	w->cms = malloc(CMS_MAX);
+	w->cms = malloc(job->raw_cms != NULL ? job->raw_cms_len : CMS_MAX);
 	if (w->mf == NULL || w->cms == NULL) {
 		ms_cli_error("%s: %s", path, ms_err_str(MS_E_NOMEM));
 		return MS_E_NOMEM;
 	}
-	err = ms_modfile_open(w->mf, path);
-	if (err == MS_E_BUSY) {
-		return err;	/* another name of a module in hand: the caller waits */
+	/* Opening may wait for another process's lock: the run need not wait for that. */
+	if (job->n_opening != NULL) {
+		atomic_fetch_add(job->n_opening, 1);
+	}
+	err = ms_modfile_open_flags(w->mf, path, MS_MODFILE_EMPTY_OK);
+	if (job->n_opening != NULL) {
+		atomic_fetch_sub(job->n_opening, 1);
 	}
 	if (err != MS_OK) {
 		say_modfile(w->mf, path, err);
 		return err;
 	}
+	if (w->mf->len == 0) {
+		ms_cli_warn("%s: is empty, not an ELF module; signed all the same, as sign-file "
+			    "signs it", path);
+	}
 	err = ms_cli_signed_policy(job, w->mf, path, &w->payload_len, &w->skipped);
 	if (err != MS_OK || w->skipped) {
 		return err;
+	}
+	/* The trailer and one byte of PKCS#7 already pass the limit: not worth a hash. */
+	if (w->payload_len + MS_MOD_TRAILER_LEN + 1 > MS_MOD_SIZE_MAX) {
+		say_too_big(path, 0);
+		return MS_E_ARG;
+	}
+	if (job->raw_cms != NULL) {
+		return MS_OK;
 	}
 	err = ms_cli_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest, NULL);
 	if (err != MS_OK) {
@@ -165,11 +165,50 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	return err;
 }
 
+/*
+ * Writes the .p7s (if asked) and then the module (unless -d), once it is
+ * sure that the signed module is one the kernel and our tools can read.
+ */
 ms_err
 ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *dest)
 {
-	return write_outputs(w->mf, job->opts, job->write_mode, w->path, dest, w->payload_len,
-			     w->cms, w->cms_len);
+	const struct ms_opts *o = job->opts;
+	struct ms_modfile *mf = w->mf;
+	uint64_t signed_len = w->payload_len + w->cms_len + MS_MOD_TRAILER_LEN;
+	ms_err err;
+
+	if (signed_len > MS_MOD_SIZE_MAX) {
+		say_too_big(w->path, signed_len);
+		return MS_E_ARG;
+	}
+	if (o->save_p7s) {
+		err = write_p7s(w->path, w->cms, w->cms_len, o->p7s_mode, job->tmps);
+		if (err != MS_OK) {
+			return err;
+		}
+	}
+	if (o->p7s_only) {
+		return MS_OK;
+	}
+	err = ms_modfile_write_signed_prefix(mf, dest, w->payload_len, w->cms, w->cms_len,
+					     job->write_mode);
+	if (err != MS_OK) {
+		say_modfile(mf, dest != NULL ? dest : w->path, err);
+		return err;
+	}
+	/*
+	 * The signed module is a new file, as with sign-file: other links keep
+	 * the old one, unless the run signs them next.
+	 */
+	if (dest == NULL && w->later_links == 0 && mf->st.st_nlink > 1) {
+		ms_cli_warn("%s: had %ju other hard link(s); they still name the unsigned module",
+			    w->path, (uintmax_t)(mf->st.st_nlink - 1));
+	} else if (dest == NULL && mf->st.st_nlink > 1 + (nlink_t)w->later_links) {
+		ms_cli_warn("%s: had %ju other hard link(s); %ju of them, not in this run, still "
+			    "name the unsigned module", w->path, (uintmax_t)(mf->st.st_nlink - 1),
+			    (uintmax_t)(mf->st.st_nlink - 1 - w->later_links));
+	}
+	return MS_OK;
 }
 
 void
@@ -181,71 +220,4 @@ ms_cli_module_clear(struct ms_module_work *w)
 	}
 	free(w->cms);
 	memset(w, 0, sizeof(*w));
-}
-
-ms_err
-ms_cli_sign_module(struct ms_job *job, const char *module, const char *dest)
-{
-	struct ms_module_work w;
-	ms_err err;
-
-	err = ms_cli_module_prepare(job, module, &w);
-	if (err == MS_OK && w.skipped) {
-		ms_cli_module_clear(&w);
-		return MS_OK;
-	}
-	if (err == MS_OK) {
-		err = ms_cli_module_sign(job, 0, &w);
-	}
-	if (err == MS_OK) {
-		err = ms_cli_module_write(job, &w, dest);
-	}
-	ms_cli_module_clear(&w);
-	return err;
-}
-
-ms_err
-ms_cli_raw_sig(const struct ms_opts *o)
-{
-	struct ms_file_fail fail = { 0 };
-	struct ms_job job = { .opts = o };	/* no key, no certificate: policy only */
-	struct ms_modfile mf;
-	struct ms_pkcs7 msg;
-	const char *rule = NULL;
-	uint8_t *sig = NULL;
-	size_t sig_len = 0;
-	uint64_t payload_len = 0;
-	bool skip = false;
-	ms_err err = MS_E_INTERNAL;
-
-	ms_modfile_init(&mf);
-	mf.zlimit = o->max_module_size;
-	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &sig, &sig_len, &fail);
-	if (err != MS_OK) {
-		char why[512];
-
-		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
-		ms_cli_error("%s: %s", o->raw_sig_path, why);
-		goto out;
-	}
-	/* The parser and the module rules of `verify`, so its reason too. */
-	err = ms_pkcs7_parse_module(sig, sig_len, &msg, &rule);
-	if (err != MS_OK) {
-		ms_cli_error("%s: PKCS#7: %s; nothing appended", o->raw_sig_path, rule);
-		goto out;
-	}
-	err = ms_modfile_open(&mf, o->module);
-	if (err != MS_OK) {
-		say_modfile(&mf, o->module, err);
-		goto out;
-	}
-	err = ms_cli_signed_policy(&job, &mf, o->module, &payload_len, &skip);
-	if (err != MS_OK) {
-		goto out;
-	}
-	err = write_outputs(&mf, o, MS_WRITE_REPLACE, o->module, o->dest, payload_len, sig, sig_len);
-out:
-	ms_modfile_clear(&mf);
-	free(sig);
-	return err;
 }

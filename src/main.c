@@ -2,6 +2,7 @@
 /* modsign: sign Linux kernel modules with a PKCS#11 token or a PEM key. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -11,61 +12,126 @@
 #include "cli.h"
 #include "cli_inspect.h"
 
-/* A single module's token call that never returns: nothing was written yet. */
+/*
+ * A run stopped by a signal ends by that signal once it has cleaned up, so
+ * that the shell or make that started it sees it was interrupted (status
+ * 128 + n) and stops too, as it would had we not caught it.
+ */
 static void
-on_alarm(int sig)
+die_by(int sig)
 {
-	static const char msg[] = "modsign: the token did not answer within --token-timeout: "
-				  "stopping; the module is untouched\n";
-
-	(void)sig;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
-		/* stderr is gone: the exit status still says it */
-	}
-	_exit(MS_EXIT_FAIL);
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
 }
 
-/* The module list comes first: a bad list costs no token login. */
-static int
-bulk(const struct ms_opts *opts, struct ms_job *job)
+/*
+ * Where the run writes: each module in place, or the single module's
+ * <dest> (and its .p7s beside the module). Their directories lose the temp
+ * files of killed runs before signing, and are fsync'd as they are done.
+ */
+static ms_err
+run_dirs(const struct ms_opts *o, const struct ms_module_list *list, struct ms_dir_set *dirs)
 {
-	struct ms_module_list list;
+	const char *targets[2] = { NULL, NULL };
+
+	if (o->bulk) {
+		return ms_cli_dirs_of((const char *const *)list->path, list->n, dirs);
+	}
+	targets[0] = o->dest != NULL ? o->dest : list->path[0];
+	if (o->dest != NULL && (o->save_p7s || o->p7s_only)) {
+		targets[1] = list->path[0];
+	}
+	return ms_cli_dirs_of(targets, 2, dirs);
+}
+
+/*
+ * Signing, of one module or of many: one path. The module list comes
+ * first: a bad list costs no token login.
+ */
+static int
+sign_modules(const struct ms_opts *opts, struct ms_job *job)
+{
+	struct ms_module_list list = { NULL, 0, 0 };
+	struct ms_name_set names = { NULL, NULL, NULL };
 	struct ms_dir_set dirs = { 0 };
 	struct ms_stale_scan scan;
-	int rc = MS_EXIT_FAIL;
-	ms_err err;
+	struct ms_run_end end = { MS_EXIT_FAIL, 0, false, false };
+	char *one[1] = { NULL };
+	ms_err err = MS_E_NOMEM;
 
-	if (ms_cli_list_build(opts, &list) != MS_OK) {
+	memset(job, 0, sizeof(*job));
+	if (opts->bulk) {
+		err = ms_cli_list_build(opts, &list);
+	} else {
+		struct ms_opts single = { 0 };
+
+		single.modules = one;
+		single.n_modules = 1;
+		one[0] = strdup(opts->module);
+		if (one[0] != NULL) {
+			err = ms_cli_list_build(&single, &list);
+		}
+		free(one[0]);
+	}
+	if (err != MS_OK) {
 		goto out;
 	}
 	if (list.n == 0) {
 		ms_cli_error("no modules to sign");
 		goto out;
 	}
-	if (ms_cli_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
+	if (ms_cli_names_build(&list, opts->verbose, &names) != MS_OK) {
+		goto out;
+	}
+	if (run_dirs(opts, &list, &dirs) != MS_OK) {
 		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
 		goto out;
 	}
 	/* Killed runs' temp files go while the token starts: neither needs the other. */
 	ms_cli_dirs_stale_start(&scan, &dirs);
-	err = ms_cli_job_open(job, opts);
+	err = opts->raw_sig ? ms_cli_job_open_raw(job, opts) : ms_cli_job_open(job, opts);
 	ms_cli_dirs_stale_finish(&scan, opts->verbose);
 	if (err != MS_OK) {
-		ms_cli_error("nothing signed: %zu modules left untouched", list.n);
-		ms_cli_job_close(job);
+		if (opts->bulk) {
+			ms_cli_error("nothing signed: %zu module%s left untouched", list.n,
+				     list.n == 1 ? "" : "s");
+		}
 		goto out;
 	}
 	/* One fsync per directory, when its last module is done, not one per module. */
 	job->write_mode = MS_WRITE_REPLACE_DIR_SYNC_LATER;
-	rc = ms_cli_bulk_run(job, &list, &dirs);
-	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
-		rc = MS_EXIT_FAIL;
+	ms_cli_run(job, &list, &names, &dirs, &end);
+	if (end.stuck) {
+		/*
+		 * A thread is stuck inside the token (or waits for another
+		 * process's lock): no clean finalize is possible, and what the
+		 * threads use stays. What was signed is made durable first,
+		 * unless a second signal asked to stop at once.
+		 */
+		if (!end.at_once && ms_cli_dirs_sync(&dirs) != MS_OK) {
+			end.rc = MS_EXIT_FAIL;
+		}
+		ms_pin_clear(&job->pin);
+		if (end.signo != 0) {
+			die_by(end.signo);
+		}
+		fflush(NULL);
+		_exit(MS_EXIT_FAIL);
 	}
-	ms_cli_job_close(job);
+	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
+		end.rc = MS_EXIT_FAIL;
+	}
 out:
+	ms_cli_job_close(job);
 	ms_cli_dirs_free(&dirs);
+	ms_cli_names_free(&names);
 	ms_cli_list_free(&list);
-	return rc;
+	if (end.signo != 0) {
+		die_by(end.signo);
+	}
+	return end.rc;
 }
 
 int
@@ -75,13 +141,14 @@ main(int argc, char **argv)
 	struct ms_opts opts;
 	struct ms_job job;
 	mode_t mask;
-	ms_err err;
 	int rc;
 
 	/* A core dump would carry the PIN and any key file we read. */
 	setrlimit(RLIMIT_CORE, &no_core);
 	/* A file size limit should fail the write (EFBIG), not kill the run. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* A reader that went away (| head) is EPIPE on the write: we stop printing, not working. */
+	signal(SIGPIPE, SIG_IGN);
 	/* Subcommands; sign-file's form starts with a hash name, never these words. */
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0) {
 		return ms_cli_verify(argc - 1, argv + 1);
@@ -100,34 +167,9 @@ main(int argc, char **argv)
 	umask(mask);
 	opts.p7s_mode = 0666u & ~(unsigned)mask;
 
-	if (opts.raw_sig) {
-		err = ms_cli_raw_sig(&opts);
-		return err == MS_OK ? MS_EXIT_OK : MS_EXIT_FAIL;
-	}
 	/* Keep the PIN out of swap while a token may still need it. */
 	mlock(&job.pin, sizeof(job.pin));
-	if (opts.bulk) {
-		rc = bulk(&opts, &job);
-		munlock(&job.pin, sizeof(job.pin));
-		return rc;
-	}
-	err = ms_cli_job_open(&job, &opts);
-	if (err == MS_OK) {
-		const char *targets[2] = { opts.module, opts.dest };
-		struct ms_dir_set dirs = { 0 };
-
-		if (ms_cli_dirs_of(targets, 2, &dirs) == MS_OK) {
-			ms_cli_dirs_clean_stale(&dirs, false);
-		}
-		ms_cli_dirs_free(&dirs);
-		if (opts.token_timeout > 0) {
-			signal(SIGALRM, on_alarm);
-			alarm(opts.token_timeout);
-		}
-		err = ms_cli_sign_module(&job, opts.module, opts.dest);
-		alarm(0);
-	}
-	ms_cli_job_close(&job);
+	rc = sign_modules(&opts, &job);
 	munlock(&job.pin, sizeof(job.pin));
-	return err == MS_OK ? MS_EXIT_OK : MS_EXIT_FAIL;
+	return rc;
 }

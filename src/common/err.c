@@ -36,8 +36,6 @@ ms_err_str(ms_err err)
 		return "already signed";
 	case MS_E_CHANGED:
 		return "file changed while being read";
-	case MS_E_BUSY:
-		return "held under another name by this run";
 	}
 	return "unknown error";
 }

@@ -23,7 +23,6 @@ typedef enum {
 	MS_E_MISMATCH,		/* key and certificate are not a pair */
 	MS_E_SIGNED,		/* already signed, where the policy refuses that */
 	MS_E_CHANGED,		/* a file changed while we were reading it */
-	MS_E_BUSY,		/* this process already holds that file (another name of it) */
 } ms_err;
 
 #define MS_MUST_CHECK __attribute__((warn_unused_result))

@@ -121,7 +121,7 @@ open_dir(struct ms_atomic *a, const char *target)
 		a->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	} while (a->dir_fd < 0 && errno == EINTR);
 	if (a->dir_fd < 0) {
-		return fail(a, "open", errno, MS_E_IO);
+		return fail(a, "open its directory", errno, MS_E_IO);
 	}
 	return MS_OK;
 }
@@ -148,8 +148,8 @@ ms_atomic_begin(struct ms_atomic *a, const char *target)
 		if (err != MS_OK) {
 			goto out;
 		}
-		a->fd = openat(a->dir_fd, a->tmp_name,
-			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		a->fd = ms_tmp_set_create(a->tmps, a->dir_fd, a->tmp_name,
+					  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC);
 		if (a->fd >= 0) {
 			break;
 		}
@@ -212,7 +212,7 @@ ms_atomic_rename(struct ms_atomic *a)
 	if (a->fd != -1 || a->dir_fd < 0 || a->tmp_name[0] == '\0') {
 		return fail(a, "rename", EBADF, MS_E_INTERNAL);
 	}
-	if (renameat(a->dir_fd, a->tmp_name, a->dir_fd, a->base) != 0) {
+	if (ms_tmp_set_rename(a->tmps, a->dir_fd, a->tmp_name, a->base) != 0) {
 		return fail(a, "rename", errno, MS_E_IO);
 	}
 	a->tmp_name[0] = '\0';
@@ -240,7 +240,7 @@ ms_atomic_abort(struct ms_atomic *a)
 		a->fd = -1;
 	}
 	if (a->tmp_name[0] != '\0' && a->dir_fd >= 0) {
-		(void)unlinkat(a->dir_fd, a->tmp_name, 0);
+		ms_tmp_set_remove(a->tmps, a->dir_fd, a->tmp_name);
 	}
 	a->tmp_name[0] = '\0';
 	if (a->dir_fd >= 0) {
@@ -251,7 +251,7 @@ ms_atomic_abort(struct ms_atomic *a)
 
 ms_err
 ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
-		     struct ms_file_fail *failp)
+		     struct ms_tmp_set *tmps, struct ms_file_fail *failp)
 {
 	ms_err err = MS_E_INTERNAL;
 	struct ms_atomic a = MS_ATOMIC_INIT;
@@ -261,6 +261,7 @@ ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode
 		err = fail(&a, "open", EINVAL, MS_E_ARG);
 		goto out;
 	}
+	a.tmps = tmps;
 	err = ms_atomic_begin(&a, path);
 	if (err != MS_OK) {
 		goto out;

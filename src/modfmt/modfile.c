@@ -3,11 +3,12 @@
  * Opening a module, reading it for hashing and judging its existing
  * signature. Parses untrusted input.
  *
- * Decisions: a 0-byte module is refused at open (MS_E_ARG, ENODATA): the
+ * Decisions: a 0-byte module is refused at open (MS_E_ARG, ENODATA) unless
+ * the caller asks for it (MS_MODFILE_EMPTY_OK): it is no ELF file, and the
  * kernel needs at least one module byte before the PKCS#7 blob
- * (sig_len < file_len - 40), so signing it would produce a file the kernel
- * judges malformed. A module over MS_MOD_SIZE_MAX (INT_MAX, what
- * finit_module(2) reads) is refused with EFBIG.
+ * (sig_len < file_len - 40); sign-file signs it all the same, so signing
+ * may. A module over MS_MOD_SIZE_MAX (INT_MAX, what finit_module(2) reads)
+ * is refused with EFBIG.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,10 +74,15 @@ lock_current(int fd, const char *path, const struct stat *st)
 ms_err
 ms_modfile_open(struct ms_modfile *mf, const char *path)
 {
+	return ms_modfile_open_flags(mf, path, 0);
+}
+
+ms_err
+ms_modfile_open_flags(struct ms_modfile *mf, const char *path, unsigned flags)
+{
 	ms_err err = MS_E_INTERNAL;
 	int fd = -1;
 	struct stat st;
-	bool held = false;	/* st's inode taken in held.c, until handed to @mf */
 
 	if (mf == NULL) {
 		return MS_E_ARG;
@@ -111,21 +117,14 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 		if (!S_ISREG(st.st_mode)) {
 			break;		/* refused below; nothing to lock */
 		}
-		err = ms_held_take(st.st_dev, st.st_ino);
-		if (err != MS_OK) {
-			err = mf_fail(mf, "open", 0, err);
-			goto out;
-		}
 		err = lock_current(fd, path, &st);
 		/* Waiting for the lock may have changed ctime (a link count). */
 		if (err == MS_OK && fstat(fd, &st) != 0) {
 			err = MS_E_IO;
 		}
 		if (err == MS_OK) {
-			held = true;
 			break;
 		}
-		ms_held_drop(st.st_dev, st.st_ino);
 		(void)close(fd);
 		fd = -1;
 		if (err != MS_E_CHANGED || attempt == LOCK_ATTEMPTS) {
@@ -139,7 +138,7 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 		err = mf_fail(mf, "open", S_ISDIR(st.st_mode) ? EISDIR : EINVAL, MS_E_ARG);
 		goto out;
 	}
-	if (st.st_size <= 0) {
+	if (st.st_size < 0 || (st.st_size == 0 && (flags & MS_MODFILE_EMPTY_OK) == 0)) {
 		err = mf_fail(mf, "open", ENODATA, MS_E_ARG);
 		goto out;
 	}
@@ -149,8 +148,6 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 	}
 	mf->fd = fd;
 	fd = -1;
-	mf->held = held;
-	held = false;
 	mf->st = st;
 	mf->read_off = 0;
 	mf->op = NULL;
@@ -164,9 +161,6 @@ ms_modfile_open(struct ms_modfile *mf, const char *path)
 out:
 	if (fd >= 0) {
 		(void)close(fd);
-	}
-	if (held) {
-		ms_held_drop(st.st_dev, st.st_ino);
 	}
 	return err;
 }
@@ -279,10 +273,6 @@ ms_modfile_clear(struct ms_modfile *mf)
 		(void)close(mf->fd);	/* releases the flock */
 	}
 	mf->fd = -1;
-	if (mf->held) {
-		ms_held_drop(mf->st.st_dev, mf->st.st_ino);
-		mf->held = false;
-	}
 	ms_mod_zimage_clear(&mf->zimg);
 	mf->zfmt = MS_ZFMT_NONE;
 	mf->len = 0;

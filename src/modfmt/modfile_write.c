@@ -191,14 +191,18 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 	struct ms_atomic a = MS_ATOMIC_INIT;
 	const char *target = NULL;
 	bool in_place = dest == NULL;
+	uint64_t total = 0;
 	size_t i;
 
 	if (mf == NULL) {
 		return MS_E_ARG;
 	}
 	target = in_place ? mf->path : dest;
-	/* len <= MS_MOD_SIZE_MAX was checked at open. */
-	if (mf->fd < 0 || target == NULL || mf->len == 0 || prefix_len == 0 ||
+	/*
+	 * len <= MS_MOD_SIZE_MAX was checked at open; an empty prefix only of an
+	 * empty module (MS_MODFILE_EMPTY_OK), which sign-file signs.
+	 */
+	if (mf->fd < 0 || target == NULL || (prefix_len == 0 && mf->len != 0) ||
 	    prefix_len > mf->len || (tail == NULL && n_tail != 0)) {
 		err = wf_fail(mf, "write", target, EINVAL, MS_E_ARG);
 		goto out;
@@ -209,7 +213,21 @@ ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_
 		mf->why = ms_modfile_zmismatch(ms_mod_zfmt_of_name(dest), mf->zfmt);
 		goto out;
 	}
+	/*
+	 * What finit_module(2) and our own readers take (of the module's own
+	 * bytes, before any compression): refused before anything is written.
+	 */
+	total = prefix_len;
+	for (i = 0; i < n_tail; i++) {
+		/* total <= MS_MOD_SIZE_MAX here: the sum cannot wrap. */
+		if ((uint64_t)tail[i].len > MS_MOD_SIZE_MAX - total) {
+			err = wf_fail(mf, "write", target, EFBIG, MS_E_ARG);
+			goto out;
+		}
+		total += tail[i].len;
+	}
 	a.dir_sync_later = mode == MS_WRITE_REPLACE_DIR_SYNC_LATER;
+	a.tmps = mf->tmps;
 	err = ms_atomic_begin(&a, target);
 	if (err != MS_OK) {
 		err = take_atomic_fail(mf, &a, target, err);
@@ -288,7 +306,7 @@ ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *
 	if (mf == NULL) {
 		return MS_E_ARG;
 	}
-	if (mf->len == 0) {
+	if (mf->fd < 0) {
 		return wf_fail(mf, "write", dest != NULL ? dest : mf->path, EINVAL, MS_E_ARG);
 	}
 	return ms_modfile_write_signed_prefix(mf, dest, mf->len, cms, cms_len, mode);

@@ -7,6 +7,8 @@
 #ifndef MS_MODFMT_H
 #define MS_MODFMT_H
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +55,13 @@ ms_err ms_mod_trailer_build(uint32_t sig_len, uint8_t *out, size_t cap, size_t *
 ms_err ms_mod_trailer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_len,
 			    struct ms_mod_sig_info *out) MS_MUST_CHECK;
 
+/*
+ * Largest module we read or write, signed or not. finit_module(2) reads the
+ * file with kernel_read_file(..., INT_MAX, ...), so a bigger file cannot be
+ * loaded; the ceiling also keeps every size below SIZE_MAX on 32-bit hosts.
+ */
+#define MS_MOD_SIZE_MAX ((uint64_t)INT_MAX)
+
 /* How a signed module reaches the disk. */
 enum ms_write_mode {
 	/* New file beside the target (O_EXCL, original mode), fsync, rename, dir fsync. */
@@ -65,6 +74,39 @@ enum ms_write_mode {
 	 */
 	MS_WRITE_REPLACE_DIR_SYNC_LATER,
 };
+
+/*
+ * The temp files of a run's writes in progress (tmpset.c), owned by the run
+ * and shared by its threads: give it to each struct ms_modfile (@tmps) and
+ * to ms_file_write_atomic(), and a run told to stop at once removes them all
+ * with ms_tmp_set_close() from any thread.
+ */
+struct ms_tmp_slot {
+	int dir_fd;			/* the writer's; valid while the slot is used */
+	char name[NAME_MAX + 1];
+};
+
+struct ms_tmp_set {
+	pthread_mutex_t lock;
+	struct ms_tmp_slot *slot;
+	size_t n, cap;
+	bool is_closed;
+	bool is_init;
+};
+
+/** ms_tmp_set_init() - an empty set. Return: MS_OK, MS_E_NOMEM, MS_E_ARG. */
+ms_err ms_tmp_set_init(struct ms_tmp_set *set) MS_MUST_CHECK;
+
+/** ms_tmp_set_clear() - release an empty set; a no-op on one never initialised. */
+void ms_tmp_set_clear(struct ms_tmp_set *set);
+
+/**
+ * ms_tmp_set_close() - remove every temp file in the set and let the set's
+ * writers create and rename no more (they fail with ECANCELED, leaving their
+ * target as it was). For a run about to end at once.
+ * Return: the number of temp files removed.
+ */
+size_t ms_tmp_set_close(struct ms_tmp_set *set);
 
 /*
  * One module being signed. Owns its file descriptor; the caller owns the
@@ -95,7 +137,7 @@ struct ms_modfile {
 	const char *err_path;
 	int sys_errno;
 	mode_t file_type;
-	bool held;		/* st's inode is in this process's held set (held.c) */
+	struct ms_tmp_set *tmps;	/* the caller's, set after init; NULL: none */
 };
 
 void ms_modfile_init(struct ms_modfile *mf);
@@ -104,17 +146,29 @@ void ms_modfile_init(struct ms_modfile *mf);
  * ms_modfile_open() - open @path read-only without following a symlink
  * (a symlink is MS_E_ARG with op "open" and sys_errno ELOOP, since signing
  * in place would replace the link, not sign its target). Must be a regular
- * file (a directory or device is MS_E_ARG). The module is locked (flock)
- * until ms_modfile_clear(); if this process already holds its inode under
- * another name, MS_E_BUSY at once rather than waiting for its own lock.
+ * file (a directory or device is MS_E_ARG, @file_type says which). The
+ * module is locked (flock) until ms_modfile_clear(): another open of it
+ * waits until then, also one in this process under another name (a flock
+ * belongs to its open file description), so a run hands the names of one
+ * inode to one thread in turn.
  * A compressed module is decoded here (at most @mf->zlimit bytes): a name
  * that says another format than its magic bytes, a broken, truncated or
  * multi-stream container, or one that decodes past the limit is
  * MS_E_MALFORMED or MS_E_UNSUPPORTED with @mf->why.
- * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED, MS_E_BUSY, MS_E_MALFORMED,
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED, MS_E_MALFORMED,
  * MS_E_UNSUPPORTED, MS_E_NOMEM.
  */
 ms_err ms_modfile_open(struct ms_modfile *mf, const char *path) MS_MUST_CHECK;
+
+/* ms_modfile_open_flags(): an empty module is opened too (to sign it as sign-file does). */
+#define MS_MODFILE_EMPTY_OK 1u
+
+/**
+ * ms_modfile_open_flags() - ms_modfile_open() with @flags (MS_MODFILE_*).
+ * Return: as ms_modfile_open().
+ */
+ms_err ms_modfile_open_flags(struct ms_modfile *mf, const char *path,
+			     unsigned flags) MS_MUST_CHECK;
 
 /**
  * ms_modfile_read() - next bytes of the module, from its first byte after
@@ -142,8 +196,9 @@ ms_err ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
  * or over the module itself when @dest is NULL, as @mode says. The module
  * bytes come from the open descriptor; if the module changed since open
  * (size or mtime), nothing is written and MS_E_CHANGED is returned. A @dest
- * that is a symlink or a directory is refused. On any failure the target is
- * unchanged and no temp file is left.
+ * that is a symlink or a directory is refused, and so is a result larger
+ * than finit_module(2) reads (INT_MAX bytes: MS_E_ARG, EFBIG). On any
+ * failure the target is unchanged and no temp file is left.
  * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED.
  */
 ms_err ms_modfile_write_signed(struct ms_modfile *mf, const char *dest, const uint8_t *cms,
@@ -174,11 +229,12 @@ struct ms_file_fail {
 /**
  * ms_file_write_atomic() - create or replace @path with @len bytes from @p,
  * mode @mode, through a temp file in the same directory, fsync and rename;
- * refuses a @path that is a symlink or a directory (MS_E_ARG).
+ * refuses a @path that is a symlink or a directory (MS_E_ARG). The temp
+ * file is in @tmps while it exists (may be NULL).
  * Return: MS_OK, MS_E_IO, MS_E_ARG.
  */
 ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
-			    struct ms_file_fail *fail) MS_MUST_CHECK;
+			    struct ms_tmp_set *tmps, struct ms_file_fail *fail) MS_MUST_CHECK;
 
 /**
  * ms_file_read_small() - read a whole regular file of at most @max bytes

@@ -13,13 +13,6 @@
 
 #include "modfmt.h"
 
-/*
- * Largest module we sign. finit_module(2) reads the file with
- * kernel_read_file(..., INT_MAX, ...), so a bigger file cannot be loaded;
- * the ceiling also keeps every size below SIZE_MAX on 32-bit hosts.
- */
-#define MS_MOD_SIZE_MAX ((uint64_t)INT_MAX)
-
 /* The temp file suffix: ".<basename>.modsign-<pid>-<16 hex>.tmp". */
 #define MS_TMP_TAG ".modsign-"
 
@@ -34,6 +27,7 @@ struct ms_atomic {
 	int fd;			/* the temp file, -1 when closed */
 	const char *base;	/* the target's last component (in the caller's path) */
 	bool dir_sync_later;	/* the caller fsyncs the directory (ms_dir_sync()) */
+	struct ms_tmp_set *tmps;	/* the run's temp files, or NULL */
 	char tmp_name[NAME_MAX + 1];	/* temp file name inside dir_fd, "" when none */
 	const char *op;
 	int sys_errno;
@@ -71,9 +65,11 @@ void ms_atomic_abort(struct ms_atomic *a);
 
 /**
  * ms_modfile_write_parts() - the first @prefix_len bytes of the open module
- * (0 < @prefix_len <= its size at open), then the @n_tail spans of @tail, to
- * @dest or in place when @dest is NULL, with every guarantee of
- * ms_modfile_write_signed(). Used to sign and to strip a signature.
+ * (0 < @prefix_len <= its size at open; 0 for an empty module), then the
+ * @n_tail spans of @tail, to @dest or in place when @dest is NULL, with every
+ * guarantee of ms_modfile_write_signed(). Used to sign and to strip a
+ * signature. A result larger than MS_MOD_SIZE_MAX is refused before
+ * anything is written (MS_E_ARG, EFBIG).
  * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_CHANGED.
  */
 ms_err ms_modfile_write_parts(struct ms_modfile *mf, const char *dest, uint64_t prefix_len,
@@ -110,11 +106,15 @@ ms_err ms_modfile_zwrite(struct ms_modfile *mf, struct ms_atomic *a, uint64_t pr
 const char *ms_modfile_zmismatch(enum ms_zfmt by_name, enum ms_zfmt content);
 
 /*
- * held.c: the inodes this process holds locked. ms_held_take() records one,
- * or returns MS_E_BUSY if it is already held (MS_E_NOMEM); ms_held_drop()
- * forgets it.
+ * tmpset.c: the temp file @name in @dir_fd created (openat with @flags, mode
+ * 0600), renamed over @target, or removed, each entering or leaving @set
+ * under its lock (@set NULL: plain openat, renameat, unlinkat). Once the set
+ * is closed, create and rename fail with ECANCELED and remove does nothing
+ * (ms_tmp_set_close() removed the file). Create returns the descriptor or -1,
+ * rename 0 or -1, with errno.
  */
-ms_err ms_held_take(dev_t dev, ino_t ino) MS_MUST_CHECK;
-void ms_held_drop(dev_t dev, ino_t ino);
+int ms_tmp_set_create(struct ms_tmp_set *set, int dir_fd, const char *name, int flags);
+int ms_tmp_set_rename(struct ms_tmp_set *set, int dir_fd, const char *name, const char *target);
+void ms_tmp_set_remove(struct ms_tmp_set *set, int dir_fd, const char *name);
 
 #endif

@@ -9,6 +9,7 @@
 #ifndef MS_SIGNER_H
 #define MS_SIGNER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,5 +111,81 @@ ms_err ms_signer_token_new(struct ms_p11 *p11, struct ms_signer **out) MS_MUST_C
  * Return: MS_OK (possibly with fewer lanes), MS_E_ARG, MS_E_INTERNAL.
  */
 ms_err ms_signer_token_add_lanes(struct ms_signer *s, unsigned want) MS_MUST_CHECK;
+
+/*
+ * The lane pool (lanes.c): a signer's lanes lent to threads one signature
+ * at a time, for the bulk run and the agent. A thread takes a lane
+ * (waiting for a free one), signs on it and gives it back. Signing brings a
+ * lost session back at most @recoveries_max times in all and stamps the
+ * lane busy meanwhile, so that the owner's watchdog (ms_lanes_hung()) sees
+ * a token call that never returns. A failed signature does not stop the
+ * pool; the owner decides (ms_lanes_stop()). Nothing is printed. Lane
+ * numbers are the pool's, so that lanes of several signers can stand
+ * behind one pool. Thread-safe, except new and free.
+ */
+struct ms_lanes;
+
+#define MS_LANE_NONE UINT_MAX
+
+struct ms_lanes_cfg {
+	unsigned recoveries_max;	/* lost sessions brought back, in all (3 in a run) */
+	unsigned token_timeout;		/* seconds before a signature counts as hung; 0 never */
+};
+
+/* What ms_lanes_sign() had to do, for the owner's messages. */
+struct ms_lanes_result {
+	bool recovered;		/* a lost session was re-opened and the signature tried again */
+	char why[1200];		/* if recovered: what was lost; after a failure: what failed */
+};
+
+/* A lane busy for longer than the token timeout. */
+struct ms_lanes_hang {
+	unsigned lane;
+	const char *label;	/* the request's label, as given to ms_lanes_sign() */
+	unsigned seconds;	/* how long it has been signing */
+};
+
+/**
+ * ms_lanes_new() - a pool over every lane of @s, which stays the caller's
+ * and must outlive the pool. Return: MS_OK, MS_E_ARG, MS_E_NOMEM.
+ */
+ms_err ms_lanes_new(struct ms_signer *s, const struct ms_lanes_cfg *cfg,
+		    struct ms_lanes **out) MS_MUST_CHECK;
+void ms_lanes_free(struct ms_lanes *p);
+
+/* ms_lanes_count() - lanes in the pool: valid lanes are 0 .. n-1. */
+unsigned ms_lanes_count(const struct ms_lanes *p);
+
+/* ms_lanes_take() - a free lane, waiting for one; MS_LANE_NONE once the pool is stopped. */
+unsigned ms_lanes_take(struct ms_lanes *p);
+
+/* ms_lanes_give() - hand @lane back; wakes one waiter. */
+void ms_lanes_give(struct ms_lanes *p, unsigned lane);
+
+/**
+ * ms_lanes_sign() - sign @req on @lane (taken by this thread), as
+ * ms_signer_sign() does; a lost session is re-opened and the signature
+ * tried once more while the pool's recoveries last. @res says what
+ * happened. @req->label must stay valid until the call returns.
+ * Return: MS_OK, or the signer's error (@res->why says what failed).
+ */
+ms_err ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req,
+		     uint8_t *sig, size_t cap, size_t *sig_len,
+		     struct ms_lanes_result *res) MS_MUST_CHECK;
+
+/* ms_lanes_stop() - no more lanes are lent: waiting takers get MS_LANE_NONE. */
+void ms_lanes_stop(struct ms_lanes *p);
+bool ms_lanes_stopped(const struct ms_lanes *p);
+
+/**
+ * ms_lanes_hung() - the lanes whose signature has taken longer than the
+ * token timeout (none when it is 0): up to @cap of them into @out (a label
+ * stays valid while its lane hangs: copy it at once).
+ * Return: how many lanes are hung (may exceed @cap).
+ */
+size_t ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap);
+
+/* ms_lanes_signer() - the signer behind @lane (NULL for no such lane). */
+struct ms_signer *ms_lanes_signer(const struct ms_lanes *p, unsigned lane);
 
 #endif

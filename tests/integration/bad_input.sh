@@ -149,4 +149,72 @@ run_ms -x sha256 "$uri" "$cert" "$T/m.ko"
 expect_fail "unknown option" 2 "Usage"
 t_check "--help exits 0" "$MODSIGN" --help
 t_check "--version exits 0" "$MODSIGN" --version
+# Files that are not what they are named as (issue 16 item 10): the
+# message says what kind of file it is, or what would be wrong with the
+# result, and nothing is written.
+key=$DATA/rsa2048.key.pem
+mkfifo "$T/fifo.ko"
+run_ms sha256 "$key" "$cert" "$T/fifo.ko"
+expect_fail "a FIFO as the module: named as one" 1 "fifo.ko: is a FIFO (named pipe), not a regular file"
+run_ms -b sha256 "$key" "$cert" /dev/null "$T/m.ko"
+expect_fail "/dev/null as a module, -b: named as a character device" 1 \
+	"/dev/null: is a character device, not a regular file"
+cp "$mod" "$T/m.ko"
+mkfifo "$T/m.ko.p7s"
+run_ms -p sha256 "$key" "$cert" "$T/m.ko"
+expect_fail "a FIFO at <module>.p7s: named as one" 1 "m.ko.p7s: is a FIFO (named pipe), not a regular file; not replaced"
+untouched "a FIFO at <module>.p7s"
+rm -f "$T/m.ko.p7s"
+ln -s m.ko "$T/dest-link.ko"
+run_ms sha256 "$key" "$cert" "$T/m.ko" "$T/dest-link.ko"
+expect_fail "a symlink as <dest>: not written through, not 'in place'" 1 \
+	"dest-link.ko: is a symbolic link; not written through"
+if grep -q "in place" "$T/out"; then
+	t_fail "a symlink as <dest>: no word of signing in place" "$(cat "$T/out")"
+else
+	t_pass "a symlink as <dest>: no word of signing in place"
+fi
+untouched "a symlink as <dest>"
+run_ms sha256 "$key" "$cert" "$T/m.ko" "$T/nodir/out.ko"
+expect_fail "<dest> in a missing directory: says so, once" 1 \
+	"nodir/out.ko: open its directory: No such file or directory"
+if [ "$(grep -c . "$T/out")" -ne 1 ]; then
+	t_fail "<dest> in a missing directory: one message" "$(cat "$T/out")"
+fi
+untouched "<dest> in a missing directory"
+
+# A module whose signed result would be more than finit_module(2) reads
+# (INT_MAX bytes; verify and strip take no more either): refused before
+# anything is written (a sparse file: nothing is read or copied).
+truncate -s 2147483600 "$T/huge.ko"
+run_ms -p sha256 "$key" "$cert" "$T/huge.ko"
+expect_fail "a module too large once signed: refused" 1 \
+	"huge.ko: signed, it would be more than the 2147483647 bytes finit_module(2) reads; not signed"
+if [ "$(stat -c %s "$T/huge.ko")" -eq 2147483600 ] && [ ! -e "$T/huge.ko.p7s" ] &&
+    [ -z "$(ls -A "$T" | grep '\.tmp$')" ]; then
+	t_pass "a module too large once signed: untouched, no .p7s, no temp file"
+else
+	t_fail "a module too large once signed: untouched, no .p7s, no temp file" "$(ls -la "$T")"
+fi
+rm -f "$T/huge.ko"
+
+# An empty module is no ELF file, but sign-file signs it: so does modsign,
+# single and bulk, byte for byte, with a warning.
+: >"$T/empty-sf.ko"
+"$SIGNFILE" sha256 "$key" "$cert" "$T/empty-sf.ko"
+for how in single -b; do
+	: >"$T/empty.ko"
+	if [ "$how" = single ]; then
+		run_ms sha256 "$key" "$cert" "$T/empty.ko"
+	else
+		run_ms -b sha256 "$key" "$cert" "$T/empty.ko"
+	fi
+	if [ "$rc" -eq 0 ] && same "$T/empty-sf.ko" "$T/empty.ko" &&
+	    grep -q "empty.ko: is empty, not an ELF module; signed all the same" "$T/out"; then
+		t_pass "an empty module ($how): signed as sign-file signs it, with a warning"
+	else
+		t_fail "an empty module ($how): signed as sign-file signs it, with a warning" \
+			"exit $rc" "$(cat "$T/out")"
+	fi
+done
 t_done

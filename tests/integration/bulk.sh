@@ -46,7 +46,7 @@ check_bulk() {
 fresh
 check_bulk "-b token, modules on the command line" \
 	"$MODSIGN" -b sha256 "$uri" "$cert" $(find "$T/w" -name '*.ko')
-grep -q "24 signed, 0 failed, 0 skipped (signed already), 0 not signed, of 24" "$T/out" &&
+grep -q "24 signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 24" "$T/out" &&
 	t_pass "summary counts" || t_fail "summary counts" "$(cat "$T/out")"
 
 fresh
@@ -69,6 +69,28 @@ echo text > "$T/w/readme.txt"
 check_bulk "-r ignores symlinks and other files" "$MODSIGN" -q -r "$T/w" sha256 "$uri" "$cert"
 [ "$(cat "$T/w/readme.txt")" = text ] && t_pass "-r: other files untouched" || t_fail "-r: other files untouched"
 
+# One module named several ways in one run is one module, signed once: with
+# --append a second signature would wrap the first, otherwise the second name
+# was reported as signed already. -v says which names were dropped.
+fresh
+(cd "$T" && "$MODSIGN" -v --append -b sha256 "$uri" "$cert" w/mod000.ko ./w/mod000.ko \
+	"$T/w/mod000.ko" w/sub/../mod000.ko w/mod003.ko >"$T/out" 2>&1)
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+if [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/w/mod000.ko" && same "$T/ref/mod003.ko" "$T/w/mod003.ko" &&
+    grep -q "2 signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 2" "$T/out" &&
+    [ "$(grep -c "names the same module as w/mod000.ko: signed once" "$T/out")" -eq 3 ]; then
+	t_pass "one module under four names, --append: signed once, -v names the three dropped"
+else
+	t_fail "one module under four names, --append: signed once, -v names the three dropped" \
+		"exit $rc" "$(cat "$T/out")"
+fi
+fresh
+check_bulk "-r DIR and some of its modules by name: each signed once" \
+	"$MODSIGN" -r "$T/w" -b sha256 "$uri" "$cert" "$T/w/mod000.ko" "$T/w/sub/mod010.ko" "$T/w/mod000.ko"
+grep -q "24 signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 24" "$T/out" &&
+	t_pass "-r DIR and names: summary of 24" || t_fail "-r DIR and names: summary of 24" "$(cat "$T/out")"
+
 # A missing module in the middle is reported; the others are signed; exit 1.
 fresh
 find "$T/w" -name '*.ko' | sort > "$T/list"
@@ -77,8 +99,46 @@ run_ms --files-from "$T/list" sha256 "$uri" "$cert"
 expect_fail "missing module in the list" 1 "missing.ko.*No such file"
 all_equal >/dev/null && t_pass "missing module: all others signed" ||
 	t_fail "missing module: all others signed" "$(cat "$T/out")"
-grep -q "24 signed, 1 failed, 0 skipped (signed already), 0 not signed, of 25" "$T/out" &&
+grep -q "24 signed, 1 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 25" "$T/out" &&
 	t_pass "missing module: summary" || t_fail "missing module: summary" "$(cat "$T/out")"
+
+# The progress line on a terminal (script(1) gives modsign one, 40 columns
+# wide), with ten missing modules among ten real ones on a slow token: each
+# error gets a line of its own (the progress line is cleared first, not
+# glued to it), the progress line never reaches the last column (it would
+# wrap and scroll), and the time per module is over the modules signed.
+fresh
+: >"$T/list"
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	echo "$T/w/mod00$i.ko" >>"$T/list"
+	echo "$T/w/gone$i.ko" >>"$T/list"
+done
+slow_uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so"
+make -s -C "$TOP" build/slowtoken.so >/dev/null 2>&1
+SLOWTOKEN_SIGN_MS=150 script -qefc "stty cols 40 rows 20; \"$MODSIGN\" -j 1 --files-from \"$T/list\" sha256 \"$slow_uri\" \"$cert\"" \
+	/dev/null >"$T/tty.out" 2>&1
+cat "$T/tty.out" >>"$MS_LOG"
+tr '\r' '\n' <"$T/tty.out" | sed 's/\x1b\[K//g' >"$T/tty.lines"
+glued=$(grep -c 'ETA [0-9]*:[0-9][0-9].*modsign: ' "$T/tty.lines")
+errors=$(grep -c '^modsign: .*/gone[0-9].ko: open: No such file' "$T/tty.lines")
+wide=$(grep '^modsign: [0-9]*/20' "$T/tty.lines" | awk 'length($0) > 39' | head -n 1)
+if [ "$glued" -eq 0 ] && [ "$errors" -eq 10 ] && [ -z "$wide" ] &&
+    grep -q '^modsign: [0-9]*/20' "$T/tty.lines"; then
+	t_pass "progress line on a 40-column terminal: errors on lines of their own, never wider than 39"
+else
+	t_fail "progress line on a 40-column terminal: errors on lines of their own, never wider than 39" \
+		"glued: $glued, errors on their own line: $errors of 10, too wide: ${wide:-none}" \
+		"$(head -c 1500 "$T/tty.lines")"
+fi
+line=$(grep -o '10 signed, 10 failed, .*ms per module signed' "$T/tty.lines")
+secs=$(echo "$line" | sed -n 's/.*; \([0-9.]*\) s, .*/\1/p')
+per=$(echo "$line" | sed -n 's/.* s, \([0-9.]*\) ms per module signed/\1/p')
+if [ -n "$secs" ] && [ -n "$per" ] &&
+    awk -v s="$secs" -v p="$per" 'BEGIN { d = p - s * 100; exit !(d < 0.02 * p + 0.02 && -d < 0.02 * p + 0.02) }'; then
+	t_pass "summary: ms per module over the 10 signed, not the 20 named ($per ms, $secs s)"
+else
+	t_fail "summary: ms per module over the 10 signed, not the 20 named" "${line:-no summary}"
+fi
 
 # A wrong PIN stops the run before any module is touched.
 fresh
@@ -96,6 +156,9 @@ fresh
 cp "$T/ref/mod003.ko" "$T/w/mod003.ko"
 run_ms -r "$T/w" sha256 "$uri" "$cert"
 expect_fail "already signed module in bulk" 1 "mod003.ko: already ends with a module signature"
+grep -q "23 signed, 0 failed, 1 refused (signed already), 0 skipped (signature verified), 0 not signed, of 24" "$T/out" &&
+	t_pass "already signed: counted as refused, not failed or skipped" ||
+	t_fail "already signed: counted as refused, not failed or skipped" "$(tail -n 1 "$T/out")"
 all_equal >/dev/null && t_pass "already signed: others signed, it untouched" ||
 	t_fail "already signed: others signed, it untouched"
 

@@ -111,7 +111,7 @@ no_temps() {
 	fi
 }
 
-# summary_is NAME "S signed, F failed, K skipped (signed already), N not signed, of T"
+# summary_is NAME "S signed, F failed, R refused (signed already), K skipped (signature verified), N not signed, of T"
 summary_is() {
 	if grep -qF -- "$2" "$T/out"; then
 		t_pass "$1"
@@ -143,17 +143,17 @@ tally() {
 # counts equal what is on disk, each untouched module named with the error,
 # exit status 1, at least one signed and one not.
 bulk_truth() {
-	local name=$1 dir=$2 s f k ns tot missing="" line
+	local name=$1 dir=$2 s f r k ns tot missing="" line
 	tally "$dir" "$3" "$4"
 	if [ -z "$odd" ]; then
 		t_pass "$name: every module original or complete and verifying"
 	else
 		t_fail "$name: every module original or complete and verifying" "neither:$odd"
 	fi
-	line=$(grep -o '[0-9]* signed, [0-9]* failed, [0-9]* skipped (signed already), [0-9]* not signed, of [0-9]*' "$T/out" | tail -n 1)
-	read -r s f k ns tot <<<"$(echo "$line" | sed 's/[^0-9 ]//g; s/  */ /g')"
+	line=$(grep -o '[0-9]* signed, [0-9]* failed, [0-9]* refused (signed already), [0-9]* skipped (signature verified), [0-9]* not signed, of [0-9]*' "$T/out" | tail -n 1)
+	read -r s f r k ns tot <<<"$(echo "$line" | sed 's/[^0-9 ]//g; s/  */ /g')"
 	if [ -n "$line" ] && [ "$s" -eq "$n_signed" ] && [ $((f + ns)) -eq "$n_orig" ] &&
-		[ "$k" -eq 0 ] && [ "$tot" -eq $((n_signed + n_orig)) ]; then
+		[ "$r" -eq 0 ] && [ "$k" -eq 0 ] && [ "$tot" -eq $((n_signed + n_orig)) ]; then
 		t_pass "$name: summary counts what is on disk ($line)"
 	else
 		t_fail "$name: summary counts what is on disk" \
@@ -370,7 +370,7 @@ else
 			"$bad" "$(cat "$T/out")"
 	fi
 	summary_is "read-only directories, -b: summary" \
-		"3 signed, 5 failed, 0 skipped (signed already), 0 not signed, of 8"
+		"3 signed, 5 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 8"
 
 	cp "$T"/src/mod00[5-7].ko "$U/rw/" && chown "$NOBODY:$NOGROUP" "$U"/rw/*.ko
 	run_ms_nobody -r "$U/rootdir" -r "$U/ro555" -r "$U/rw" sha256 "$U/key.pem" "$cert"
@@ -584,7 +584,7 @@ if [ -f "$SHIM" ]; then
 		t_fail "changed during the run, -b: the others signed" "not signed:$bad" "$(cat "$T/out")"
 	fi
 	summary_is "changed during the run, -b: summary" \
-		"3 signed, 3 failed, 0 skipped (signed already), 0 not signed, of 6"
+		"3 signed, 3 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 6"
 	no_temps "changed during the run, -b: no temporary file left" "$T/rep"
 fi
 

@@ -110,7 +110,7 @@ for sig in TERM INT; do
 	rc=$?
 	state
 	if [ "$rc" -ne 0 ] && [ -z "$broken" ] && [ "$signed" -gt 0 ] && [ "$orig" -gt 0 ] &&
-	    grep -q "interrupted by signal" "$T/out" && grep -q "$signed signed, 0 failed, 0 skipped (signed already), $orig not signed" "$T/out"; then
+	    grep -q "interrupted by signal" "$T/out" && grep -q "$signed signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), $orig not signed" "$T/out"; then
 		t_pass "SIG$sig: modules in hand finished, run stopped, summary true, exit $rc"
 	else
 		t_fail "SIG$sig: modules in hand finished, run stopped, summary true" \

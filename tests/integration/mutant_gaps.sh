@@ -54,8 +54,8 @@ expect() {
 	fresh
 	SLOWTOKEN_LOG=$LOG SLOWTOKEN_FAULT=$fault run_ms -j 1 -r "$T/w" sha256 "$uri" "$cert"
 	count_state
-	summary="$want_signed signed, 0 failed, 0 skipped (signed already), $((N - want_signed)) not signed, of $N"
-	[ "$want_rc" -eq 0 ] && summary="$N signed, 0 failed, 0 skipped (signed already), 0 not signed, of $N"
+	summary="$want_signed signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), $((N - want_signed)) not signed, of $N"
+	[ "$want_rc" -eq 0 ] && summary="$N signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of $N"
 	if [ "$rc" -eq "$want_rc" ] && [ -z "$broken" ] && [ "$signed" -eq "$want_signed" ] &&
 	    [ "$orig" -eq $((N - want_signed)) ] && grep -q -- "$msg" "$T/out" &&
 	    grep -qF "$summary" "$T/out"; then
@@ -133,6 +133,33 @@ if [ "$rc" -eq 1 ] && [ "$untouched" -eq 4 ] && [ $(( $(date +%s) - start )) -lt
 else
 	t_fail "hung token, four names of the module in its hands: stopped at --token-timeout" \
 		"exit $rc$([ "$rc" -eq 124 ] && echo ' (killed: hung)'), $untouched of 4 untouched" \
+		"$(tail -n 5 "$T/out")"
+fi
+
+# A module locked by another process (flock, as a second modsign run would
+# hold it) while the token hangs: the worker waiting for that lock holds
+# nothing, so the stopped run must not wait for it either.
+fresh
+flock "$T/w/mod005.ko" sleep 60 &
+holder=$!
+for _ in $(seq 100); do
+	flock -n "$T/w/mod005.ko" true 2>/dev/null || break
+	sleep 0.02
+done
+start=$(date +%s)
+SLOWTOKEN_FAULT=C_Sign:2:HANG SLOWTOKEN_HANG_MS=600000 timeout -k 3 30 "$MODSIGN" -j 1 \
+	--token-timeout 2 -r "$T/w" sha256 "$uri" "$cert" >"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+count_state
+if [ "$rc" -eq 1 ] && [ $(( $(date +%s) - start )) -lt 20 ] && [ "$signed" -eq 1 ] &&
+    [ -z "$broken" ] && grep -q "did not return the signature within 2 s" "$T/out"; then
+	t_pass "hung token, a module locked by another process: stopped at --token-timeout, not held by the lock"
+else
+	t_fail "hung token, a module locked by another process: stopped at --token-timeout, not held by the lock" \
+		"exit $rc$([ "$rc" -eq 124 ] && echo ' (killed: hung)'), signed $signed, broken:$broken" \
 		"$(tail -n 5 "$T/out")"
 fi
 

@@ -28,7 +28,7 @@ expect() {
 	fresh
 	SLOWTOKEN_LOG=$LOG SLOWTOKEN_FAULT=$fault run_ms -j "$jobs" -r "$T/w" sha256 "$uri" "$cert"
 	count_state
-	summary="$want_signed signed, 0 failed, 0 skipped (signed already), $((N - want_signed)) not signed, of $N"
+	summary="$want_signed signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), $((N - want_signed)) not signed, of $N"
 	if [ "$rc" -eq "$want_rc" ] && [ -z "$broken" ] && [ "$signed" -eq "$want_signed" ] &&
 	    [ "$orig" -eq $((N - want_signed)) ] && grep -q -- "$msg" "$T/out" &&
 	    grep -q "$summary" "$T/out" && ! grep -q "$PIN" "$T/out"; then
@@ -66,7 +66,7 @@ SLOWTOKEN_FAULT=C_Sign:3:HANG SLOWTOKEN_HANG_MS=600000 run_ms --token-timeout 2 
 count_state
 if [ "$rc" -eq 1 ] && [ -z "$broken" ] && [ "$signed" -eq 2 ] && [ $(( $(date +%s) - start )) -lt 60 ] &&
     grep -q "did not return the signature within 2 s" "$T/out" &&
-    grep -q "2 signed, 0 failed, 0 skipped (signed already), 8 not signed, of 10" "$T/out"; then
+    grep -q "2 signed, 0 failed, 0 refused (signed already), 0 skipped (signature verified), 8 not signed, of 10" "$T/out"; then
 	t_pass "hung C_Sign: stopped by --token-timeout, 2 signed, 8 untouched"
 else
 	t_fail "hung C_Sign: stopped by --token-timeout, 2 signed, 8 untouched" \
@@ -75,9 +75,46 @@ fi
 fresh
 SLOWTOKEN_FAULT=C_Sign:1:HANG SLOWTOKEN_HANG_MS=600000 run_ms --token-timeout 2 sha256 "$uri" "$cert" "$T/w/mod000.ko"
 count_state
-[ "$rc" -eq 1 ] && [ "$orig" -eq $N ] && grep -q "did not answer within --token-timeout" "$T/out" &&
+[ "$rc" -eq 1 ] && [ "$orig" -eq $N ] && grep -q "mod000.ko: the token did not return the signature within 2 s" "$T/out" && ! grep -q "signed, .* failed" "$T/out" &&
 	t_pass "hung C_Sign, one module: stopped, module untouched" ||
 	t_fail "hung C_Sign, one module: stopped, module untouched" "exit $rc" "$(cat "$T/out")"
+
+# --token-timeout 0 waits for the token for ever, but not for signals: the
+# first SIGTERM is answered (the run stops taking modules and says a second
+# one stops it at once), the second ends it, with the hung module untouched.
+for how in "-r DIR" single; do
+	fresh
+	if [ "$how" = single ]; then
+		set -- "$T/w/mod000.ko"
+	else
+		set -- -j 1 -r "$T/w"
+	fi
+	SLOWTOKEN_LOG=$LOG SLOWTOKEN_FAULT=C_Sign:1:HANG SLOWTOKEN_HANG_MS=600000 \
+		timeout -k 3 30 "$MODSIGN" --token-timeout 0 sha256 "$uri" "$cert" "$@" >"$T/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 200); do
+		[ "$(n_calls C_SignInit)" -gt 0 ] && break	# C_Sign comes next, and hangs
+		sleep 0.05
+	done
+	sleep 0.5
+	mpid=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)
+	kill -TERM "$mpid" 2>/dev/null
+	sleep 1
+	answered=no
+	grep -q "a second signal stops at once" "$T/out" && kill -0 "$mpid" 2>/dev/null && answered=yes
+	kill -TERM "$mpid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	count_state
+	if [ "$answered" = yes ] && [ "$rc" -eq 143 ] && [ "$orig" -eq $N ] && [ -z "$broken" ]; then
+		t_pass "hung C_Sign, --token-timeout 0, $how: the first SIGTERM answered, the second ends the run (143), all untouched"
+	else
+		t_fail "hung C_Sign, --token-timeout 0, $how: the first SIGTERM answered, the second ends the run (143), all untouched" \
+			"answered: $answered; exit $rc$([ "$rc" -eq 124 ] && echo ' (killed: hung)'), original $orig" \
+			"$(tail -n 4 "$T/out")"
+	fi
+done
 
 # A wrong PIN at login: nothing touched, one C_Login.
 fresh

@@ -36,7 +36,7 @@ MS_TEST(modfmt_tmp_name)
 	memset(longname, 'm', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	tm_join(target, d, longname);
-	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644, NULL) == MS_OK);
+	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644, NULL, NULL) == MS_OK);
 	CHECK(tm_equals(target, (const uint8_t *)"x", 1));
 	CHECK(tm_count(d) == 1);
 	tm_done();
@@ -49,26 +49,26 @@ MS_TEST(modfmt_file_write_atomic)
 	struct ms_file_fail f;
 
 	tm_join(path, d, "a.ko.p7s");
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"first", 5, 0644, &f) == MS_OK);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"first", 5, 0644, NULL, &f) == MS_OK);
 	CHECK(tm_equals(path, (const uint8_t *)"first", 5) && tm_mode_of(path) == 0644);
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"second!", 7, 0600, &f) == MS_OK);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"second!", 7, 0600, NULL, &f) == MS_OK);
 	CHECK(tm_equals(path, (const uint8_t *)"second!", 7) && tm_mode_of(path) == 0600);
-	CHECK(ms_file_write_atomic(path, NULL, 0, 0644, &f) == MS_OK);
+	CHECK(ms_file_write_atomic(path, NULL, 0, 0644, NULL, &f) == MS_OK);
 	CHECK(tm_equals(path, NULL, 0));
 
 	tm_join(victim, d, "victim");
 	tm_join(link, d, "link.p7s");
 	tm_write(victim, (const uint8_t *)"keep", 4, 0644);
 	CHECK(symlink("victim", link) == 0);
-	CHECK(ms_file_write_atomic(link, (const uint8_t *)"evil", 4, 0644, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(link, (const uint8_t *)"evil", 4, 0644, NULL, &f) == MS_E_ARG);
 	CHECK(f.sys_errno == ELOOP);
-	CHECK(ms_file_write_atomic(d, (const uint8_t *)"evil", 4, 0644, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(d, (const uint8_t *)"evil", 4, 0644, NULL, &f) == MS_E_ARG);
 	CHECK(f.sys_errno == EISDIR);
 	tm_join(missing, d, "nodir/x.p7s");
-	CHECK(ms_file_write_atomic(missing, (const uint8_t *)"x", 1, 0644, &f) == MS_E_IO);
-	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open") == 0);
-	CHECK(ms_file_write_atomic(NULL, (const uint8_t *)"x", 1, 0644, &f) == MS_E_ARG);
-	CHECK(ms_file_write_atomic(path, NULL, 1, 0644, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(missing, (const uint8_t *)"x", 1, 0644, NULL, &f) == MS_E_IO);
+	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open its directory") == 0);
+	CHECK(ms_file_write_atomic(NULL, (const uint8_t *)"x", 1, 0644, NULL, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(path, NULL, 1, 0644, NULL, &f) == MS_E_ARG);
 
 	CHECK(tm_equals(victim, (const uint8_t *)"keep", 4));
 	CHECK(tm_count(d) == 3);
@@ -88,7 +88,7 @@ MS_TEST(modfmt_file_write_atomic_readonly_dir)
 	tm_join(sub, d, "ro");
 	CHECK(mkdir(sub, 0555) == 0);
 	tm_join(path, sub, "a.p7s");
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"x", 1, 0644, &f) == MS_E_IO);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"x", 1, 0644, NULL, &f) == MS_E_IO);
 	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
 	CHECK(tm_count(sub) == 0);
 	tm_done();
@@ -99,3 +99,52 @@ MS_TEST(modfmt_file_write_atomic_readonly_dir)
  * process only (seccomp filter), to reach error paths a healthy file
  * system never takes: no copy_file_range(), a failing fsync() or rename().
  */
+
+/*
+ * A run stopped at once: closing its temp-file set removes the temp file of
+ * a write in progress, the write's rename then fails and leaves the target
+ * as it was, and no new temp file can be made; without a close, the set
+ * is empty again after the rename.
+ */
+MS_TEST(modfmt_tmp_set_close)
+{
+	const char *d = tm_dir();
+	char target[TM_PATH];
+	struct ms_tmp_set set;
+	struct ms_atomic a = MS_ATOMIC_INIT, b = MS_ATOMIC_INIT;
+	struct ms_file_fail f;
+
+	CHECK(ms_tmp_set_init(&set) == MS_OK);
+	tm_join(target, d, "m.ko");
+	tm_write(target, (const uint8_t *)"old", 3, 0644);
+
+	a.tmps = &set;
+	CHECK(ms_atomic_begin(&a, target) == MS_OK);
+	CHECK(set.n == 1 && tm_count_tmp(d) == 1);
+	CHECK(ms_atomic_write(&a, (const uint8_t *)"new", 3) == MS_OK);
+	CHECK(ms_atomic_sync(&a) == MS_OK);
+	CHECK(ms_atomic_rename(&a) == MS_OK);
+	CHECK(set.n == 0 && tm_count_tmp(d) == 0);
+	ms_atomic_abort(&a);
+	CHECK(tm_equals(target, (const uint8_t *)"new", 3));
+
+	b.tmps = &set;
+	CHECK(ms_atomic_begin(&b, target) == MS_OK);
+	CHECK(ms_atomic_write(&b, (const uint8_t *)"newer", 5) == MS_OK);
+	CHECK(ms_atomic_sync(&b) == MS_OK);
+	CHECK(ms_tmp_set_close(&set) == 1);
+	CHECK(tm_count_tmp(d) == 0);
+	CHECK(ms_atomic_rename(&b) == MS_E_IO);
+	CHECK(b.sys_errno == ECANCELED);
+	ms_atomic_abort(&b);
+	CHECK(tm_equals(target, (const uint8_t *)"new", 3));
+	CHECK(tm_count(d) == 1);
+
+	/* Closed: nothing more is written. */
+	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644, &set, &f) == MS_E_IO);
+	CHECK(f.sys_errno == ECANCELED);
+	CHECK(tm_equals(target, (const uint8_t *)"new", 3) && tm_count(d) == 1);
+	ms_tmp_set_clear(&set);
+	ms_tmp_set_clear(&set);
+	tm_done();
+}

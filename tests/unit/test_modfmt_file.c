@@ -349,37 +349,3 @@ MS_TEST(modfmt_read_small_unreadable)
 	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
 	tm_done();
 }
-
-/*
- * A second name of a module this process holds open fails at once with
- * MS_E_BUSY (flock would wait for our own lock for ever); once the first is
- * closed it opens, with the stat taken after the lock (link count 2).
- */
-MS_TEST(modfmt_open_second_name_busy)
-{
-	const char *d = tm_dir();
-	char a[TM_PATH], b[TM_PATH];
-	struct ms_modfile ma, mb;
-	size_t len = 0;
-	uint8_t *p = NULL;
-
-	tm_join(a, d, "a.ko");
-	tm_join(b, d, "b.ko");
-	p = make_module(a, 100, 0, &len);
-	CHECK(link(a, b) == 0);
-	ms_modfile_init(&ma);
-	ms_modfile_init(&mb);
-	CHECK(ms_modfile_open(&ma, a) == MS_OK);
-	CHECK(ms_modfile_open(&mb, b) == MS_E_BUSY);
-	CHECK(mb.fd < 0);
-	CHECK(ms_modfile_open(&mb, a) == MS_E_BUSY);	/* the same path again */
-	ms_modfile_clear(&ma);
-	CHECK(ms_modfile_open(&mb, b) == MS_OK);
-	CHECK(mb.st.st_nlink == 2);
-	CHECK(ms_modfile_open(&ma, a) == MS_E_BUSY);
-	ms_modfile_clear(&mb);
-	CHECK(ms_modfile_open(&ma, a) == MS_OK);
-	ms_modfile_clear(&ma);
-	free(p);
-	tm_done();
-}

@@ -120,7 +120,7 @@ MS_TEST(modfmt_write_dest_refused)
 	CHECK(mf.sys_errno == EISDIR);
 	CHECK(ms_modfile_write_signed(&mf, missing, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_IO);
-	CHECK(mf.sys_errno == ENOENT && strcmp(mf.op, "open") == 0 && mf.err_path == missing);
+	CHECK(mf.sys_errno == ENOENT && strcmp(mf.op, "open its directory") == 0 && mf.err_path == missing);
 	tm_join(missing, d, "a.ko/b.ko");	/* a file as the directory */
 	CHECK(ms_modfile_write_signed(&mf, missing, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_IO);

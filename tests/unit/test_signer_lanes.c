@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for the lane pool (src/signer/lanes.c) over a stand-in signer
+ * whose lanes lose their session or hang on command: lanes lent one at a
+ * time and handed back, takers woken by a stop, lost sessions brought back
+ * at most recoveries_max times in all, a signature past the token timeout
+ * reported with its label. The pool over real tokens is tested through
+ * the bulk run (token_faults.sh, mutant_gaps.sh).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/signer/signer_internal.h"
+#include "test.h"
+
+struct stub {
+	struct ms_signer base;
+	atomic_int losses;		/* signatures still to fail with a lost session */
+	atomic_bool hang;		/* the next signature waits for release */
+	pthread_mutex_t lock;
+	pthread_cond_t released;
+	atomic_int signs, recovers;
+};
+
+static ms_err
+stub_sign(struct ms_signer *s, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
+	  size_t cap, size_t *sig_len)
+{
+	struct stub *st = (struct stub *)s;
+
+	(void)lane;
+	(void)req;
+	atomic_fetch_add(&st->signs, 1);
+	if (atomic_exchange(&st->hang, false)) {
+		pthread_mutex_lock(&st->lock);
+		pthread_cond_wait(&st->released, &st->lock);
+		pthread_mutex_unlock(&st->lock);
+	}
+	if (atomic_fetch_sub(&st->losses, 1) > 0) {
+		return MS_E_TOKEN;
+	}
+	CHECK(cap >= 4);
+	memcpy(sig, "sig!", 4);
+	*sig_len = 4;
+	return MS_OK;
+}
+
+static ms_err
+stub_match(struct ms_signer *s, const struct ms_cms_cert *cert)
+{
+	(void)s;
+	(void)cert;
+	return MS_OK;
+}
+
+static ms_err
+stub_recover(struct ms_signer *s, unsigned lane)
+{
+	(void)lane;
+	atomic_fetch_add(&((struct stub *)s)->recovers, 1);
+	return MS_OK;
+}
+
+static void
+stub_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t cap)
+{
+	(void)s;
+	snprintf(buf, cap, "lane %u: session lost", lane);
+}
+
+static void
+stub_free(struct ms_signer *s)
+{
+	(void)s;
+}
+
+static const struct ms_signer_ops stub_ops = {
+	.sign = stub_sign,
+	.match_cert = stub_match,
+	.recover = stub_recover,
+	.describe = stub_describe,
+	.free = stub_free,
+};
+
+static void
+stub_init(struct stub *st, unsigned lanes)
+{
+	memset(st, 0, sizeof(*st));
+	st->base.ops = &stub_ops;
+	st->base.type = MS_KEY_RSA;
+	st->base.lanes = lanes;
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->released, NULL);
+}
+
+static const uint8_t digest[32] = { 1, 2, 3 };
+
+static ms_err
+sign_one(struct ms_lanes *p, unsigned lane, const char *label, struct ms_lanes_result *res)
+{
+	const struct ms_signer_req req = { MS_HASH_SHA256, digest, sizeof(digest), label };
+	uint8_t sig[64];
+	size_t sig_len = 0;
+
+	return ms_lanes_sign(p, lane, &req, sig, sizeof(sig), &sig_len, res);
+}
+
+static void *
+take_one(void *arg)
+{
+	static unsigned got;
+
+	got = ms_lanes_take(arg);
+	return &got;
+}
+
+MS_TEST(signer_lanes_take_give_stop)
+{
+	struct stub st;
+	struct ms_lanes_cfg cfg = { 3, 0 };
+	struct ms_lanes *p = NULL;
+	pthread_t t;
+	void *got = NULL;
+	unsigned a, b;
+
+	stub_init(&st, 2);
+	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK_EQ(ms_lanes_count(p), 2u);
+	a = ms_lanes_take(p);
+	b = ms_lanes_take(p);
+	CHECK(a == 0 && b == 1);	/* lane 0 first: one signer uses the first session */
+	CHECK(ms_lanes_signer(p, a) == &st.base && ms_lanes_signer(p, 2) == NULL);
+	ms_lanes_give(p, b);
+	CHECK_EQ(ms_lanes_take(p), 1u);
+	/* Both out: a third taker waits until the pool stops. */
+	CHECK(pthread_create(&t, NULL, take_one, p) == 0);
+	usleep(50000);
+	CHECK(!ms_lanes_stopped(p));
+	ms_lanes_stop(p);
+	CHECK(pthread_join(t, &got) == 0);
+	CHECK_EQ(*(unsigned *)got, MS_LANE_NONE);
+	CHECK(ms_lanes_stopped(p));
+	ms_lanes_give(p, a);
+	CHECK_EQ(ms_lanes_take(p), MS_LANE_NONE);	/* stopped: no more lent */
+	ms_lanes_free(p);
+	ms_lanes_free(NULL);
+}
+
+MS_TEST(signer_lanes_recoveries_bounded)
+{
+	struct stub st;
+	struct ms_lanes_cfg cfg = { 3, 0 };
+	struct ms_lanes *p = NULL;
+	struct ms_lanes_result res;
+
+	stub_init(&st, 1);
+	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK(sign_one(p, 0, "a.ko", &res) == MS_OK && !res.recovered);
+	/* Three losses, each cured by one re-open. */
+	for (int k = 0; k < 3; k++) {
+		atomic_store(&st.losses, 1);
+		CHECK(sign_one(p, 0, "b.ko", &res) == MS_OK);
+		CHECK(res.recovered && strcmp(res.why, "lane 0: session lost") == 0);
+	}
+	CHECK_EQ(atomic_load(&st.recovers), 3);
+	/* The fourth is not brought back: the pool's recoveries are spent. */
+	atomic_store(&st.losses, 1);
+	CHECK(sign_one(p, 0, "c.ko", &res) == MS_E_TOKEN);
+	CHECK(!res.recovered && strcmp(res.why, "lane 0: session lost") == 0);
+	CHECK_EQ(atomic_load(&st.recovers), 3);
+	/* A failure does not stop the pool: the owner decides. */
+	CHECK(!ms_lanes_stopped(p));
+	CHECK(sign_one(p, 0, "d.ko", &res) == MS_OK);
+	CHECK(sign_one(p, 1, "e.ko", &res) == MS_E_ARG);	/* no such lane */
+	ms_lanes_free(p);
+}
+
+static struct ms_lanes *hang_pool;
+
+static void *
+sign_hanging(void *arg)
+{
+	static ms_err err;
+	struct ms_lanes_result res;
+
+	(void)arg;
+	err = sign_one(hang_pool, 1, "slow.ko", &res);
+	return &err;
+}
+
+MS_TEST(signer_lanes_hung_reported)
+{
+	struct stub st;
+	struct ms_lanes_cfg cfg = { 3, 1 };
+	struct ms_lanes_hang h[4];
+	struct ms_lanes *p = NULL;
+	pthread_t t;
+	void *got = NULL;
+
+	stub_init(&st, 2);
+	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	hang_pool = p;
+	atomic_store(&st.hang, true);
+	CHECK(pthread_create(&t, NULL, sign_hanging, NULL) == 0);
+	/* Past the 1 s timeout the hanging lane is reported, with its label. */
+	for (int k = 0; k < 100 && ms_lanes_hung(p, h, 4) == 0; k++) {
+		usleep(50000);
+	}
+	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)1);
+	CHECK(h[0].lane == 1 && strcmp(h[0].label, "slow.ko") == 0 && h[0].seconds >= 1);
+	CHECK_EQ(ms_lanes_hung(p, h, 0), (size_t)1);	/* counted even without room */
+	pthread_mutex_lock(&st.lock);
+	pthread_cond_signal(&st.released);
+	pthread_mutex_unlock(&st.lock);
+	CHECK(pthread_join(t, &got) == 0);
+	CHECK(*(ms_err *)got == MS_OK);
+	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)0);
+	ms_lanes_free(p);
+
+	/* Timeout 0: never reported. */
+	cfg.token_timeout = 0;
+	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)0);
+	ms_lanes_free(p);
+}
