@@ -159,6 +159,52 @@ MS_TEST(modfmt_write_bad_args)
 	tm_done();
 }
 
+/*
+ * A signed result larger than finit_module(2) reads (INT_MAX bytes) is
+ * refused before anything is written; an empty module is signed (as
+ * sign-file signs it) when opened with MS_MODFILE_EMPTY_OK.
+ */
+MS_TEST(modfmt_write_size_limits)
+{
+	const char *d = tm_dir();
+	struct tm_fixture fx;
+	struct ms_modfile mf;
+	char big[TM_PATH], empty[TM_PATH];
+	uint8_t trailer[MS_MOD_TRAILER_LEN];
+	size_t t = 0;
+	uint8_t *want = NULL;
+
+	tm_fixture_make(&fx, d, "a.ko", 0644);
+	tm_join(big, d, "big.ko");
+	tm_write(big, NULL, 0, 0644);
+	/* Sparse: room for the trailer but not for the PKCS#7 too. */
+	CHECK(truncate(big, (off_t)(MS_MOD_SIZE_MAX - MS_MOD_TRAILER_LEN - TM_CMS_LEN + 1)) == 0);
+	ms_modfile_init(&mf);
+	CHECK(ms_modfile_open(&mf, big) == MS_OK);
+	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) == MS_E_ARG);
+	CHECK(mf.sys_errno == EFBIG && mf.err_path == big);
+	ms_modfile_clear(&mf);
+	CHECK(tm_count(d) == 2 && tm_count_tmp(d) == 0);
+	CHECK(unlink(big) == 0);
+
+	tm_join(empty, d, "empty.ko");
+	tm_write(empty, NULL, 0, 0644);
+	CHECK(ms_modfile_open(&mf, empty) == MS_E_ARG && mf.sys_errno == ENODATA);
+	ms_modfile_clear(&mf);
+	CHECK(ms_modfile_open_flags(&mf, empty, MS_MODFILE_EMPTY_OK) == MS_OK);
+	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) == MS_OK);
+	ms_modfile_clear(&mf);
+	CHECK(ms_mod_trailer_build(TM_CMS_LEN, trailer, sizeof(trailer), &t) == MS_OK);
+	want = malloc(TM_CMS_LEN + t);
+	CHECK(want != NULL);
+	memcpy(want, fx.cms, TM_CMS_LEN);
+	memcpy(want + TM_CMS_LEN, trailer, t);
+	CHECK(tm_equals(empty, want, TM_CMS_LEN + t));
+	free(want);
+	tm_fixture_free(&fx);
+	tm_done();
+}
+
 MS_TEST(modfmt_write_source_changed)
 {
 	const char *d = tm_dir();
