@@ -210,7 +210,11 @@ ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap)
 	for (unsigned l = 0; l < p->n; l++) {
 		uint64_t since = atomic_load(&p->lane[l].busy_since);
 
-		if (since == 0 || t - since <= limit) {
+		/*
+		 * A lane may stamp busy_since after t was read: since > t
+		 * then, and t - since would wrap to a huge "age".
+		 */
+		if (since == 0 || t <= since || t - since <= limit) {
 			continue;
 		}
 		if (n < cap) {
