@@ -97,7 +97,7 @@ done
 
 # cert: every certificate in DER and PEM, unsupported keys, a key before the
 # certificate (certs/signing_key.pem), SPKIs.
-for f in $D/*.x509.der $D/*.x509.pem $D/cms/*.x509.der; do
+for f in $D/*.x509.der $D/*.x509.pem $D/cms/*.x509.der $D/cms/*.x509.pem; do
 	cp "$f" "$C/cert/$(basename "$f")"
 done
 cat $D/rsa2048.key.pem $D/rsa2048.x509.pem >"$C/cert/signing_key.pem"

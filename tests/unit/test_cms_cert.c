@@ -211,6 +211,82 @@ MS_TEST(cms_cert_unsupported_keys)
 	}
 }
 
+/*
+ * Certificates signed with SHA-3 (what a kernel configured for SHA-3 module
+ * signatures generates as signing_key.x509): mbedTLS 2.28 knows none of
+ * these OIDs; the key, serial, SKID and issuer must come out as for any
+ * other, and the sid bytes be the certificate's own.
+ */
+MS_TEST(cms_cert_sha3_signed)
+{
+	static const struct {
+		const char *file;
+		enum ms_key_type type;
+		const char *serial;
+		const char *skid;
+		const char *key;
+	} v[] = {
+		{ "cms/rsa2048-sha3sig.x509.pem", MS_KEY_RSA, "05A3",
+		  "20C20C4462D05D482B239D99693FC50C12B217AA", "rsa2048" },
+		{ "cms/ec384-sha3sig.x509.der", MS_KEY_EC, "05A4",
+		  "0B88E06258413A9BB5C97ED0E1B872C63E153FED", "ec384" },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct ms_cms_cert *cert = cms_cert(v[i].file);
+		struct ms_cms_cert *plain = cms_cert(data_name(v[i].key, ".x509.der"));
+		enum ms_key_type type = (enum ms_key_type)0;
+		uint8_t want[64], sid[512];
+		size_t n, sid_len = 0;
+
+		ms_cms_cert_key(cert, &type, NULL, NULL);
+		CHECK(type == v[i].type);
+		n = ms_test_hex(v[i].serial, want, sizeof(want));
+		CHECK(ms_der_span_eq(cert->serial, want, n));
+		n = ms_test_hex(v[i].skid, want, sizeof(want));
+		CHECK(ms_der_span_eq(cert->skid, want, n));
+		/* Self-signed: the issuer is the subject, as the certificate writes it. */
+		CHECK(ms_der_span_eq(cert->issuer, ms_cms_cert_subject_name(cert).p,
+				     ms_cms_cert_subject_name(cert).len));
+		CHECK(ms_cms_signer_id_encode(cert, false, sid, sizeof(sid), &sid_len) == MS_OK);
+		CHECK(sid_len > cert->issuer.len + cert->serial.len);
+		/* The same key as the plain certificate of that key. */
+		CHECK(ms_der_span_eq(cert->skid, plain->skid.p, plain->skid.len));
+		ms_cms_cert_free(plain);
+		ms_cms_cert_free(cert);
+	}
+}
+
+/* SHA3-224 (no kernel takes it), or the two signature algorithms differing: refused. */
+MS_TEST(cms_cert_sha3_signed_refused)
+{
+	/* OID TLV of ecdsa-with-SHA3-*, but for its last byte (0x0b: SHA3-384) */
+	static const uint8_t ecdsa_sha3[] = {
+		0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03,
+	};
+	struct ms_cms_cert *cert = NULL;
+	size_t len = 0, i, hits = 0;
+	uint8_t *p = cms_read("cms/rsa2048-sha3-224sig.x509.der", &len);
+
+	CHECK(ms_cms_cert_parse(p, len, &cert) == MS_E_UNSUPPORTED);
+	CHECK(cert == NULL);
+	free(p);
+	/* ec384-sha3sig with tbsCertificate's signature made ecdsa-with-SHA3-512. */
+	p = cms_read("cms/ec384-sha3sig.x509.der", &len);
+	for (i = 0; i + sizeof(ecdsa_sha3) < len; i++) {
+		if (memcmp(p + i, ecdsa_sha3, sizeof(ecdsa_sha3)) == 0 &&
+		    p[i + sizeof(ecdsa_sha3)] == 0x0b) {
+			if (hits++ == 0) {
+				p[i + sizeof(ecdsa_sha3)] = 0x0c;
+			}
+		}
+	}
+	CHECK(hits == 2);
+	CHECK(ms_cms_cert_parse(p, len, &cert) == MS_E_UNSUPPORTED);
+	CHECK(cert == NULL);
+	free(p);
+}
+
 MS_TEST(cms_cert_too_big)
 {
 	uint8_t *p = calloc(1, MS_CMS_CERT_MAX + 1);
