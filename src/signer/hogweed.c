@@ -113,6 +113,22 @@ ms_signer_hogweed_free(struct ms_hogweed_key *k)
 }
 
 /*
+ * What nettle's CRT code assumes of a key and asserts (aborting) rather than
+ * checks: odd primes (the side-channel-silent powm needs an odd modulus),
+ * a < p, b < q, c < p. mbedTLS parses a key file without checking its CRT
+ * parameters, so a hostile file can break each (fuzz target key found one).
+ */
+static bool
+crt_in_range(const struct rsa_private_key *k)
+{
+	return mpz_cmp_ui(k->p, 1) > 0 && mpz_cmp_ui(k->q, 1) > 0 &&
+	       mpz_odd_p(k->p) && mpz_odd_p(k->q) &&
+	       mpz_sgn(k->a) > 0 && mpz_cmp(k->a, k->p) < 0 &&
+	       mpz_sgn(k->b) > 0 && mpz_cmp(k->b, k->q) < 0 &&
+	       mpz_sgn(k->c) > 0 && mpz_cmp(k->c, k->p) < 0;
+}
+
+/*
  * nettle's private key (RFC 8017, 3.2, second form): p, q,
  * a = d mod (p - 1), b = d mod (q - 1), c = q^-1 mod p, which are mbedTLS's
  * P, Q, DP, DQ, QP. d itself is not used by the CRT and is left 0.
@@ -165,6 +181,10 @@ ms_signer_hogweed_new(const mbedtls_rsa_context *rsa, struct ms_hogweed_key **ou
 		err = mpi_to_mpz(&qp, k->priv.c);
 	}
 	if (err != MS_OK) {
+		goto out;
+	}
+	if (!crt_in_range(&k->priv)) {
+		err = MS_E_MALFORMED;
 		goto out;
 	}
 	/* Both compute the signature size; they must agree. */

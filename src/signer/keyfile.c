@@ -479,6 +479,8 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 			err = ms_signer_hogweed_new(mbedtls_pk_rsa(ps->lane[0].pk), &ps->rsa);
 			if (err != MS_OK) {
 				say(why, why_cap, path, err == MS_E_NOMEM ? "out of memory" :
+				    err == MS_E_MALFORMED ? "its RSA CRT parameters are inconsistent "
+				    "(p and q odd, d mod (p-1) below p, d mod (q-1) below q, q^-1 mod p below p)" :
 				    "nettle refuses the RSA key (it reads moduli up to 16384 bits "
 				    "with their CRT parameters)", 0);
 				goto out;

@@ -27,6 +27,7 @@
 #include "fuzz.h"
 #include "modfmt/modfmt.h"
 #include "modfmt/strip.h"
+#include "modfmt/zmod.h"
 
 #define FLAG_DEST	0x01u
 
@@ -162,8 +163,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ms_modfile_init(&mf);
 	err = ms_modfile_open(&mf, path);
 	if (err != MS_OK) {
-		/* Only a file with nothing in it may be refused before its trailer is read. */
-		if (size != 0) {
+		/*
+		 * Only a file with nothing in it, or whose first bytes are a
+		 * compressed container's magic (its name, plain, must agree),
+		 * may be refused before its trailer is read.
+		 */
+		if (size != 0 && ms_mod_zfmt_sniff(data, size) == MS_ZFMT_NONE) {
 			fuzz_die("cannot open the temp module");
 		}
 		ms_modfile_clear(&mf);

@@ -45,6 +45,9 @@ static struct {
 	bool pin_refused;		/* a C_Login with the PIN was answered with a PIN error */
 	CK_ULONG min_pin_len;		/* the last ulMinPinLen reported */
 	bool pap;			/* the last token info said PROTECTED_AUTHENTICATION_PATH */
+	bool pin_sent;			/* a C_Login carried the PIN: the next two are set */
+	CK_ULONG pin_min_len;		/* min_pin_len and pap when the PIN first went out: */
+	bool pin_pap;			/* a login again after a session loss resends it */
 } seen;
 
 static uint8_t
@@ -257,9 +260,19 @@ f_login(CK_SESSION_HANDLE h, CK_USER_TYPE user, CK_UTF8CHAR_PTR pin, CK_ULONG le
 	if (pin != NULL && seen.pin_refused) {
 		fuzz_die("C_Login with a PIN the token refused before");
 	}
-	if (pin != NULL && !seen.pap && user == CKU_USER &&
-	    (len == 0 || (seen.min_pin_len != CK_UNAVAILABLE_INFORMATION &&
-			  len < seen.min_pin_len))) {
+	/*
+	 * Checked against the token info that came before the PIN first went
+	 * out (the one ms_p11_login read): a later C_GetTokenInfo may say
+	 * another ulMinPinLen, which a real token never does.
+	 */
+	if (pin != NULL && user == CKU_USER && !seen.pin_sent) {
+		seen.pin_sent = true;
+		seen.pin_min_len = seen.min_pin_len;
+		seen.pin_pap = seen.pap;
+	}
+	if (pin != NULL && user == CKU_USER && !seen.pin_pap &&
+	    (len == 0 || (seen.pin_min_len != CK_UNAVAILABLE_INFORMATION &&
+			  len < seen.pin_min_len))) {
 		fuzz_die("C_Login with an empty or too short PIN");
 	}
 	rv = take_rv();
