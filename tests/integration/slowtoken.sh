@@ -251,6 +251,30 @@ case $line in
 esac && t_pass "C_Sign hang: call 2 took >= 200 ms" ||
 	t_fail "C_Sign hang: call 2 took >= 200 ms" "$line"
 
+# --- one copy per token: <copy>.conf replaces the environment --------------
+
+# Two copies in one process each keep their own settings (issue 19 loads one
+# per token); here one copy, configured by its file while the environment
+# asks for a fault that would stop the run.
+fresh
+cp "$SHIM" "$T/st-copy.so"
+printf '# per-copy settings\nSLOWTOKEN_LOG=%s\n\nSLOWTOKEN_LOGIN_MS=30\n' "$T/copy.log" \
+	>"$T/st-copy.so.conf"
+curi="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$T/st-copy.so"
+SLOWTOKEN_LOG=$LOG SLOWTOKEN_FAULT=C_Login:1:CKR_DEVICE_ERROR \
+	run_ms -b sha256 "$curi" "$cert" "$T"/w/*.ko
+check_truthful "a copy with its own .conf: the environment's fault is not read"
+[ ! -e "$LOG" ] && [ "$(grep -c '^C_Login rv=CKR_OK' "$T/copy.log")" -eq 1 ] &&
+	at_least "$(awk '$1 == "C_Login" { print $3 + 0 }' "$T/copy.log")" 30 &&
+	t_pass "a copy with its own .conf: its log and login latency, not the environment's" ||
+	t_fail "a copy with its own .conf: its log and login latency" \
+		"$(ls "$T")" "$(grep C_Login "$T/copy.log")"
+fresh
+printf 'SLOWTOKEN_LOG=%s\nSLOWTOKEN_SIGNMS=5\n' "$T/copy.log" >"$T/st-copy.so.conf"
+run_ms -b sha256 "$curi" "$cert" "$T"/w/*.ko
+expect_fail "a .conf with an unknown setting: C_Initialize fails" 1 \
+	"slowtoken: .*st-copy.so.conf: unknown setting SLOWTOKEN_SIGNMS"
+
 # A bad configuration fails loudly at C_Initialize.
 fresh
 SLOWTOKEN_FAULT=C_Sign:0:CKR_OK run_ms -b sha256 "$uri" "$cert" "$T"/w/*.ko

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* slowtoken: reads the SLOWTOKEN_* environment variables (README.md). */
+/*
+ * slowtoken: reads the SLOWTOKEN_* settings (README.md): from the file
+ * "<this copy's path>.conf" when it exists, else from the environment.
+ */
+#define _GNU_SOURCE	/* dladdr */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "slowtoken.h"
 
@@ -13,11 +19,144 @@
 #define DEFAULT_HANG_MS 3600000.0
 #define MS_MAX 1e9		/* about eleven days: enough for any "hang" */
 
+/*
+ * The per-copy file: two copies of the shim loaded in one process (one per
+ * token) share the environment but not their globals, so each reads its
+ * own settings. Read once under the wrappers' pthread_once; the values
+ * point into conf_text for the life of the process.
+ */
+#define CONF_BYTES 8192
+#define CONF_VARS 32
+
+static const char *const conf_names[] = {
+	"SLOWTOKEN_MODULE", "SLOWTOKEN_INIT_MS", "SLOWTOKEN_LOGIN_MS", "SLOWTOKEN_SIGN_MS",
+	"SLOWTOKEN_OPEN_MS", "SLOWTOKEN_SERIAL", "SLOWTOKEN_MAX_SESSIONS", "SLOWTOKEN_FAULT",
+	"SLOWTOKEN_EXCLUSIVE", "SLOWTOKEN_HANG_MS", "SLOWTOKEN_LOG",
+};
+
+static char conf_text[CONF_BYTES + 1];
+static const char *conf_name[CONF_VARS];
+static const char *conf_value[CONF_VARS];
+static size_t conf_n;
+static bool conf_used;		/* the file exists: the environment is not read */
+
+/* A setting: from this copy's file when it has one, else the environment. */
+static const char *
+setting(const char *var)
+{
+	if (!conf_used) {
+		return getenv(var);
+	}
+	for (size_t i = 0; i < conf_n; i++) {
+		if (strcmp(conf_name[i], var) == 0) {
+			return conf_value[i];
+		}
+	}
+	return NULL;
+}
+
+static bool
+conf_known(const char *name)
+{
+	for (size_t i = 0; i < sizeof(conf_names) / sizeof(conf_names[0]); i++) {
+		if (strcmp(conf_names[i], name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* NAME=VALUE lines; blank lines and lines starting with '#' are skipped. */
+static bool
+conf_parse(const char *path)
+{
+	char *line = conf_text;
+
+	while (*line != '\0') {
+		char *end = strchr(line, '\n');
+		char *eq = NULL;
+
+		if (end != NULL) {
+			*end = '\0';
+		}
+		if (line[0] != '\0' && line[0] != '#') {
+			eq = strchr(line, '=');
+			if (eq == NULL || conf_n == CONF_VARS) {
+				fprintf(stderr, "slowtoken: %s: want NAME=VALUE lines (at most %d)\n",
+					path, CONF_VARS);
+				return false;
+			}
+			*eq = '\0';
+			if (!conf_known(line)) {
+				fprintf(stderr, "slowtoken: %s: unknown setting %s\n", path, line);
+				return false;
+			}
+			conf_name[conf_n] = line;
+			conf_value[conf_n] = eq + 1;
+			conf_n++;
+		}
+		if (end == NULL) {
+			break;
+		}
+		line = end + 1;
+	}
+	return true;
+}
+
+/*
+ * "<path of this copy of the shim>.conf", if it exists: its settings replace
+ * the environment's. Returns false after saying why on stderr.
+ */
+static bool
+conf_load(void)
+{
+	Dl_info info;
+	char path[4096];
+	ssize_t len = 0;
+	int fd;
+
+	memset(&info, 0, sizeof(info));
+	if (dladdr((const void *)conf_load, &info) == 0 || info.dli_fname == NULL) {
+		return true;	/* no path known: the environment */
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s.conf", info.dli_fname) >= sizeof(path)) {
+		return true;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			return true;
+		}
+		fprintf(stderr, "slowtoken: %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	conf_used = true;
+	for (;;) {
+		ssize_t n = read(fd, conf_text + len, CONF_BYTES - (size_t)len);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			break;
+		}
+		len += n;
+		if (len == CONF_BYTES) {
+			fprintf(stderr, "slowtoken: %s: longer than %d bytes\n", path, CONF_BYTES);
+			close(fd);
+			return false;
+		}
+	}
+	close(fd);
+	conf_text[len] = '\0';
+	return conf_parse(path);
+}
+
 /* SLOWTOKEN_X_MS: milliseconds, fractional allowed; unset or empty is @dflt. */
 static bool
 read_ms(const char *var, double dflt, uint64_t *ns)
 {
-	const char *s = getenv(var);
+	const char *s = setting(var);
 	char *end = NULL;
 	double ms = dflt;
 
@@ -37,7 +176,7 @@ read_ms(const char *var, double dflt, uint64_t *ns)
 static bool
 read_ulong(const char *var, unsigned long *out)
 {
-	const char *s = getenv(var);
+	const char *s = setting(var);
 	char *end = NULL;
 
 	*out = 0;
@@ -138,7 +277,7 @@ parse_fault(const char *s, size_t len, const char *const *names, size_t n_names,
 static bool
 read_faults(struct st_config *cfg, const char *const *names, size_t n_names, unsigned sign_fn)
 {
-	const char *spec = getenv("SLOWTOKEN_FAULT");
+	const char *spec = setting("SLOWTOKEN_FAULT");
 	const char *p = spec;
 
 	if (spec == NULL || *spec == '\0') {
@@ -178,11 +317,14 @@ st_config_read(struct st_config *cfg, const char *const *names, size_t n_names,
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_fd = -1;
 	cfg->module = DEFAULT_MODULE;
-	s = getenv("SLOWTOKEN_MODULE");
+	if (!conf_load()) {
+		return false;
+	}
+	s = setting("SLOWTOKEN_MODULE");
 	if (s != NULL && *s != '\0') {
 		cfg->module = s;
 	}
-	s = getenv("SLOWTOKEN_SERIAL");
+	s = setting("SLOWTOKEN_SERIAL");
 	cfg->serial = s != NULL && *s != '\0' && strcmp(s, "0") != 0;
 	ok = read_ms("SLOWTOKEN_INIT_MS", 0, &cfg->init_ns) && ok;
 	ok = read_ms("SLOWTOKEN_LOGIN_MS", 0, &cfg->login_ns) && ok;
@@ -192,11 +334,11 @@ st_config_read(struct st_config *cfg, const char *const *names, size_t n_names,
 	ok = read_ulong("SLOWTOKEN_MAX_SESSIONS", &max) && ok;
 	cfg->max_sessions = max;
 	ok = read_faults(cfg, names, n_names, sign_fn) && ok;
-	s = getenv("SLOWTOKEN_EXCLUSIVE");
+	s = setting("SLOWTOKEN_EXCLUSIVE");
 	if (s != NULL && *s != '\0') {
 		cfg->exclusive = s;
 	}
-	s = getenv("SLOWTOKEN_LOG");
+	s = setting("SLOWTOKEN_LOG");
 	if (s != NULL && *s != '\0') {
 		cfg->log_fd = open(s, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (cfg->log_fd < 0) {

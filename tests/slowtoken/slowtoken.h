@@ -40,7 +40,8 @@ struct st_config {
 };
 
 /*
- * Fills @cfg from the SLOWTOKEN_* environment variables. @names lists the
+ * Fills @cfg from the SLOWTOKEN_* settings: those of the file "<path of this
+ * copy of the shim>.conf" when it exists, else the environment's. @names lists the
  * @n_names function names in table order (what FUNC in a fault may be) and
  * @sign_fn is the index of C_Sign. Returns false after printing why to
  * stderr; @cfg then holds the defaults and what parsed before the error.
