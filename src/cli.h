@@ -33,6 +33,9 @@ enum ms_signed_policy {
 				 * verifies with this cert and hash, else as --append */
 };
 
+/* Tokens holding one key in a run: <key> and at most 15 --key (issue 19). */
+#define MS_TOKENS_MAX 16
+
 struct ms_opts {
 	bool raw_sig;		/* -s: append an existing detached PKCS#7 */
 	bool save_p7s;		/* -p: also write <module>.p7s */
@@ -44,6 +47,8 @@ struct ms_opts {
 	const char *raw_sig_path;
 	const char *hash_name;
 	const char *key;	/* file path or pkcs11: URI */
+	const char *keys[MS_TOKENS_MAX - 1];	/* --key: more tokens holding <key>'s key */
+	size_t n_keys;
 	const char *x509;	/* file path or pkcs11: URI */
 	const char *module;
 	const char *dest;	/* NULL: sign in place */
@@ -134,6 +139,42 @@ size_t ms_cli_utf8_len(const unsigned char *s, size_t len);
 ms_err ms_cli_pin_get(const char *uri_pin_value, const char *uri_pin_source, const char *what,
 		      struct ms_pin *pin) MS_MUST_CHECK;
 
+/* A token as messages name it: "token 'label' (serial s)". */
+#define MS_TOKEN_NAME 96
+
+/*
+ * The tokens of a run given --key (cli_tokens.c), <key>'s first: signer[0]
+ * is the job's own signer (borrowed here), the others are owned here, as
+ * are the PINs of sources other than <key>'s (locked in memory, wiped on
+ * close).
+ */
+struct ms_tokens {
+	struct ms_signer *signer[MS_TOKENS_MAX];
+	char name[MS_TOKENS_MAX][MS_TOKEN_NAME];
+	size_t n;		/* 0: one key, no --key */
+	struct ms_pin *pins;
+};
+
+/*
+ * ms_cli_tokens_open() - open <key> (@o->key) and every --key (@o->keys),
+ * each a token holding one key, all at the same time on threads: start-up,
+ * one C_Login each (PIN rules as for one token; a PIN source read once, a
+ * PIN offered to a second token only once a first took it), the key found,
+ * lanes opened (each token its share of -j) and the key checked against
+ * @cert, or, when @cert is NULL, against <key>'s token. One token named
+ * twice (same manufacturer, model and serial) is refused, and so is a token
+ * whose key is another. <key>'s PIN goes to @pin (the caller wipes it);
+ * <key>'s signer to *@main_out (the caller frees it), the others stay in
+ * @out. Prints its own errors; on failure nothing is left open.
+ * Return: MS_OK, MS_E_ARG (one token twice), MS_E_MISMATCH, MS_E_PIN,
+ * MS_E_TOKEN, MS_E_NOTFOUND, MS_E_NOMEM and the others of the token layer.
+ */
+ms_err ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cert,
+			  struct ms_pin *pin, struct ms_signer **main_out,
+			  struct ms_tokens *out) MS_MUST_CHECK;
+/* ms_cli_tokens_close() - free every signer but signer[0], wipe the PINs. */
+void ms_cli_tokens_close(struct ms_tokens *t);
+
 /* Everything loaded once per run and shared by every module signed. */
 struct ms_job {
 	const struct ms_opts *opts;
@@ -146,6 +187,7 @@ struct ms_job {
 	uint8_t *raw_cms;		/* -s: the signature to append, instead of a key */
 	size_t raw_cms_len;
 	struct ms_mod_zpool *zpool;	/* bulk: encoders of compressed modules, one per CPU */
+	struct ms_tokens tokens;	/* --key: every token holding the key */
 	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
 	size_t sid_len;
 	struct ms_pin pin;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pkcs11/p11.h"
 
 #ifndef MS_VERSION
 #define MS_VERSION "unknown"
@@ -24,6 +25,7 @@ enum {
 	OPT_SKIP_SIGNED,
 	OPT_TOKEN_TIMEOUT,
 	OPT_MAX_MODULE_SIZE,
+	OPT_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "skip-signed", no_argument, NULL, OPT_SKIP_SIGNED },
 	{ "token-timeout", required_argument, NULL, OPT_TOKEN_TIMEOUT },
 	{ "max-module-size", required_argument, NULL, OPT_MAX_MODULE_SIZE },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -85,7 +88,9 @@ static const char help_text[] =
 	"  -q, --quiet      no progress line and no summary unless something failed\n"
 	"  -v, --verbose    one line per module signed\n"
 	"  --token-timeout <s>  stop when one signature takes longer (default 120,\n"
-	"                   0: wait for ever)\n"
+	"                   0: wait for ever); with --key, drop that token instead\n"
+	"  --key <uri>      one more token holding <key>'s key (a pkcs11: URI,\n"
+	"                   repeatable): signatures go to whichever token is free\n"
 	"  --help, --version\n"
 	"\n"
 	"PIN (or passphrase of an encrypted key file), first that applies:\n"
@@ -253,6 +258,18 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 				return usage();
 			}
 			break;
+		case OPT_KEY:
+			if (o->n_keys == sizeof(o->keys) / sizeof(o->keys[0])) {
+				ms_cli_error("--key: at most %zu more tokens",
+					     sizeof(o->keys) / sizeof(o->keys[0]));
+				return usage();
+			}
+			if (!ms_p11_uri_is(optarg)) {
+				ms_cli_error("--key names a token: give a pkcs11: URI");
+				return usage();
+			}
+			o->keys[o->n_keys++] = optarg;
+			break;
 		case OPT_FILES_FROM:
 			if (o->n_files_from == sizeof(o->files_from) / sizeof(o->files_from[0])) {
 				ms_cli_error("too many --files-from lists");
@@ -289,6 +306,12 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	argc -= optind;
 	argv += optind;
 	rc = o->bulk ? parse_bulk(argc, argv, o) : parse_single(argc, argv, o);
+	if (rc == MS_EXIT_OK && o->n_keys > 0 && (o->raw_sig || !ms_p11_uri_is(o->key))) {
+		ms_cli_error(o->raw_sig ? "-s appends a given signature: --key does not apply" :
+			     "--key adds tokens holding <key>'s key: <key> must be a pkcs11: URI "
+			     "too");
+		return usage();
+	}
 	if (rc == MS_EXIT_OK && o->signed_policy == MS_SIGNED_REFUSE && run_as_sign_file(argv0)) {
 		o->signed_policy = o->raw_sig || o->dest != NULL || o->save_p7s ?
 				   MS_SIGNED_APPEND : MS_SIGNED_KBUILD;

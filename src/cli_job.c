@@ -240,6 +240,10 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 			return err;
 		}
 	}
+	if (o->n_keys > 0) {
+		/* Several tokens: each checked against the certificate as it opens. */
+		return ms_cli_tokens_open(o, job->cert, &job->pin, &job->signer, &job->tokens);
+	}
 	err = ms_cli_key_open(o, &job->pin, &job->signer);
 	if (err != MS_OK) {
 		return err;
@@ -250,6 +254,7 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 void
 ms_cli_job_close(struct ms_job *job)
 {
+	ms_cli_tokens_close(&job->tokens);
 	ms_signer_free(job->signer);
 	job->signer = NULL;
 	ms_cms_cert_free(job->cert);

@@ -305,3 +305,46 @@ ms_p11_token_label(const struct ms_p11 *p11)
 	return p11->token_label;
 }
 
+const char *
+ms_p11_token_serial(const struct ms_p11 *p11)
+{
+	if (p11 == NULL || !p11->has_token) {
+		return NULL;
+	}
+	return p11->token_serial;
+}
+
+/* A blank-padded CK_TOKEN_INFO field that holds only blanks. */
+static bool
+field_blank(const CK_UTF8CHAR *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] != ' ') {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool
+ms_p11_same_token(const struct ms_p11 *a, const struct ms_p11 *b)
+{
+	const CK_TOKEN_INFO *x = NULL, *y = NULL;
+
+	if (a == NULL || b == NULL || !a->has_token || !b->has_token) {
+		return false;
+	}
+	x = &a->token_info;
+	y = &b->token_info;
+	if (memcmp(x->manufacturerID, y->manufacturerID, sizeof(x->manufacturerID)) != 0 ||
+	    memcmp(x->model, y->model, sizeof(x->model)) != 0 ||
+	    memcmp(x->serialNumber, y->serialNumber, sizeof(x->serialNumber)) != 0) {
+		return false;
+	}
+	/* No serial to tell them apart: one label too is taken as one token. */
+	if (field_blank(x->serialNumber, sizeof(x->serialNumber))) {
+		return memcmp(x->label, y->label, sizeof(x->label)) == 0;
+	}
+	return true;
+}
+

@@ -113,6 +113,18 @@ const char *ms_p11_uri_pin_source(const struct ms_p11 *p11);
 /** ms_p11_token_label() - the chosen token's label, trimmed; owned by the context. */
 const char *ms_p11_token_label(const struct ms_p11 *p11);
 
+/** ms_p11_token_serial() - the chosen token's serial number, trimmed; owned by the context. */
+const char *ms_p11_token_serial(const struct ms_p11 *p11);
+
+/**
+ * ms_p11_same_token() - whether contexts @a and @b chose one token, through
+ * one module or two: CK_TOKEN_INFO's manufacturerID, model and
+ * serialNumber equal byte for byte (and the label too when the serial is
+ * blank, since then nothing else tells two tokens apart). False when either
+ * has no token.
+ */
+bool ms_p11_same_token(const struct ms_p11 *a, const struct ms_p11 *b);
+
 /**
  * ms_p11_needs_pin() - true when the token requires a login
  * (CKF_LOGIN_REQUIRED) and has no protected authentication path.

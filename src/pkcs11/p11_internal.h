@@ -71,6 +71,8 @@ struct ms_p11 {
 	CK_FLAGS token_flags;		/* CK_TOKEN_INFO.flags at open */
 	CK_FLAGS slot_flags;		/* CK_SLOT_INFO.flags at open */
 	char token_label[33];		/* trimmed, control bytes replaced */
+	char token_serial[17];		/* likewise */
+	CK_TOKEN_INFO token_info;	/* as the token gave it at open */
 	bool key_in_memory;		/* SoftHSM2: sign with a session copy of the key */
 
 	struct ms_p11i_session sess[MS_P11I_SESSIONS_MAX];

@@ -348,6 +348,9 @@ ms_p11i_token_select(struct ms_p11 *p11)
 	p11->slot_flags = t->slot_flags;
 	ms_p11i_text_clean(p11->token_label, sizeof(p11->token_label), t->info.label,
 			   sizeof(t->info.label));
+	ms_p11i_text_clean(p11->token_serial, sizeof(p11->token_serial), t->info.serialNumber,
+			   sizeof(t->info.serialNumber));
+	p11->token_info = t->info;
 	p11->has_token = true;
 	p11->key_in_memory = ms_p11i_token_is_softhsm(&t->info) && !ms_p11_token_is_hardware(p11);
 	err = ms_p11i_session_open(p11, &p11->sess[0].h, &p11->fail);

@@ -24,6 +24,21 @@ ms_signer_match_cert(struct ms_signer *s, const struct ms_cms_cert *cert)
 	return s->ops->match_cert(s, cert);
 }
 
+ms_err
+ms_signer_match_key(const struct ms_signer *s, const struct ms_signer *ref)
+{
+	if (s == NULL || ref == NULL) {
+		return MS_E_ARG;
+	}
+	if (s->ops != ref->ops || s->ops->match_key == NULL) {
+		return MS_E_UNSUPPORTED;
+	}
+	if (s->type != ref->type) {
+		return MS_E_MISMATCH;
+	}
+	return s->ops->match_key(s, ref);
+}
+
 bool
 ms_signer_can_recover(const struct ms_signer *s)
 {

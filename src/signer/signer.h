@@ -48,6 +48,17 @@ ms_err ms_signer_sign(struct ms_signer *s, unsigned lane, const struct ms_signer
 ms_err ms_signer_match_cert(struct ms_signer *s, const struct ms_cms_cert *cert) MS_MUST_CHECK;
 
 /**
+ * ms_signer_match_key() - whether @s holds the key @ref holds (another token
+ * with a copy of it, when there is no certificate to check each against),
+ * from the public halves the tokens show: RSA modulus and exponent, EC
+ * parameters and point, or the SubjectPublicKeyInfo.
+ * Return: MS_OK when it is, MS_E_MISMATCH when not, MS_E_UNSUPPORTED when
+ * the two cannot be compared (a key file, a token that shows no public key,
+ * or two that show it in different forms).
+ */
+ms_err ms_signer_match_key(const struct ms_signer *s, const struct ms_signer *ref) MS_MUST_CHECK;
+
+/**
  * ms_signer_can_recover() - whether ms_signer_recover() can ever bring a
  * lane back (a token's lost session); false for a key file.
  */

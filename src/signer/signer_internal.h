@@ -22,6 +22,11 @@ struct ms_signer_ops {
 	/* MS_OK when the key is the certificate's, MS_E_MISMATCH when not. */
 	ms_err (*match_cert)(struct ms_signer *s, const struct ms_cms_cert *cert);
 	/*
+	 * MS_OK when @s holds @ref's key, MS_E_MISMATCH when not. @ref has the
+	 * same ops. NULL: MS_E_UNSUPPORTED.
+	 */
+	ms_err (*match_key)(const struct ms_signer *s, const struct ms_signer *ref);
+	/*
 	 * After a failed sign on @lane: MS_OK when the lane was brought back
 	 * and the signature may be tried once more; anything else means stop.
 	 * NULL: the signer never recovers.

@@ -99,6 +99,54 @@ tok_match_cert(struct ms_signer *base, const struct ms_cms_cert *cert)
 	return match_by_test_signature(ps, cert);
 }
 
+/* @p, @len without leading zero bytes: an integer's value, however a token pads it. */
+static void
+skip_zeros(const uint8_t **p, size_t *len)
+{
+	while (*len > 0 && **p == 0) {
+		(*p)++;
+		(*len)--;
+	}
+}
+
+static bool
+same_int(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
+{
+	skip_zeros(&a, &a_len);
+	skip_zeros(&b, &b_len);
+	return a_len == b_len && memcmp(a, b, a_len) == 0;
+}
+
+static bool
+same_bytes(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
+{
+	return a_len == b_len && memcmp(a, b, a_len) == 0;
+}
+
+/* Two tokens holding copies of one key show the same public half. */
+static ms_err
+tok_match_key(const struct ms_signer *base, const struct ms_signer *ref_base)
+{
+	const struct ms_p11_pubkey *a = &((const struct token_signer *)base)->pub;
+	const struct ms_p11_pubkey *b = &((const struct token_signer *)ref_base)->pub;
+
+	if (a->has_rsa && b->has_rsa) {
+		return same_int(a->modulus, a->modulus_len, b->modulus, b->modulus_len) &&
+		       same_int(a->exponent, a->exponent_len, b->exponent, b->exponent_len) ?
+		       MS_OK : MS_E_MISMATCH;
+	}
+	if (a->has_ec && b->has_ec) {
+		return same_bytes(a->ec_params, a->ec_params_len, b->ec_params, b->ec_params_len) &&
+		       same_bytes(a->ec_point, a->ec_point_len, b->ec_point, b->ec_point_len) ?
+		       MS_OK : MS_E_MISMATCH;
+	}
+	if (a->has_spki && b->has_spki) {
+		return same_bytes(a->spki, a->spki_len, b->spki, b->spki_len) ? MS_OK :
+		       MS_E_MISMATCH;
+	}
+	return MS_E_UNSUPPORTED;
+}
+
 /* Only a lost session is worth a second try; a removed token is not. */
 static ms_err
 tok_recover(struct ms_signer *base, unsigned lane)
@@ -141,6 +189,7 @@ tok_free(struct ms_signer *base)
 static const struct ms_signer_ops tok_ops = {
 	.sign = tok_sign,
 	.match_cert = tok_match_cert,
+	.match_key = tok_match_key,
 	.recover = tok_recover,
 	.describe = tok_describe,
 	.free = tok_free,

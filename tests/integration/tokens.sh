@@ -1,0 +1,214 @@
+#!/bin/bash
+# Several tokens holding one key (--key, issue 19), on real SoftHSM2 tokens
+# of one token directory: tok-a and tok-b hold the same imported TEST-ONLY
+# keys (PIN $PIN), tok-c too under another PIN ($KEY_PASS), tok-x holds
+# another key under the label rsa2048. Where a test needs each token slow,
+# serialised or failing on its own, it loads tests/slowtoken once per token
+# from two copies of the library, each with its own <copy>.conf and its own
+# copy of SoftHSM2 (one instance per token, as two cards are).
+#
+# Proves: modules signed across tokens are byte for byte sign-file's (RSA)
+# and a single token's; every token is opened, logged in once and checked
+# before a module is touched, all at once (the shims' logs show the start-ups
+# overlap, and the logins too when each token has its own PIN source); a PIN
+# goes to a second token only after a first took it, and a refused one to no
+# other; a token holding another key, and one token named twice, are refused
+# by name with every module untouched.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+SHIM=$TOP/build/slowtoken.so
+make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || {
+	t_fail "build/slowtoken.so builds" "$(tail -n 20 "$T/make.out")"
+	t_done
+	exit 1
+}
+unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
+	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
+	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG SLOWTOKEN_EXCLUSIVE
+
+"$TOP/tests/lib/mktoken.sh" "$T/hsm" tok-a "$PIN"
+"$TOP/tests/lib/mktoken.sh" "$T/hsm" tok-b "$PIN"
+"$TOP/tests/lib/mktoken.sh" "$T/hsm" tok-c "$KEY_PASS"
+export SOFTHSM2_CONF=$T/hsm/softhsm2.conf
+softhsm2-util --init-token --free --label tok-x --so-pin 5678 --pin "$PIN" >/dev/null
+softhsm2-util --import "$DATA/other-rsa2048.key.pem" --token tok-x --label rsa2048 --id 01 \
+	--pin "$PIN" >/dev/null
+
+N=12
+"$TOP/tests/lib/mkmodule.sh" "$T/src" "$N" 4 >/dev/null
+key=$DATA/rsa2048.key.pem
+cert=$DATA/rsa2048.x509.der
+mkdir "$T/ref"
+for m in "$T"/src/*.ko; do
+	cp "$m" "$T/ref/"
+	"$SIGNFILE" sha256 "$key" "$cert" "$T/ref/$(basename "$m")"
+done
+printf '%s\n' "$PIN" >"$T/a.pin"
+printf '%s\n' "$KEY_PASS" >"$T/c.pin"
+
+# uri TOKEN [MODULE [OBJECT]]: a key on one of the tokens.
+uri() {
+	printf 'pkcs11:token=%s;object=%s;type=private?module-path=%s' "$1" "${3:-rsa2048}" \
+		"${2:-$SOFTHSM}"
+}
+
+# shim NAME [SETTING...]: a copy of slowtoken, $T/st-NAME.so, over its own copy
+# of SoftHSM2, logging to $T/NAME.log, with the given SLOWTOKEN_* settings.
+shim() {
+	local name=$1
+	shift
+	cp "$SHIM" "$T/st-$name.so"
+	[ -e "$T/softhsm-$name.so" ] || cp "$SOFTHSM" "$T/softhsm-$name.so"
+	rm -f "$T/$name.log"
+	{
+		echo "SLOWTOKEN_MODULE=$T/softhsm-$name.so"
+		echo "SLOWTOKEN_LOG=$T/$name.log"
+		printf '%s\n' "$@"
+	} >"$T/st-$name.so.conf"
+}
+
+fresh() {
+	rm -rf "$T/w" && mkdir "$T/w" && cp "$T"/src/*.ko "$T/w/"
+}
+
+all_untouched() {
+	for m in "$T"/w/*.ko; do
+		same "$T/src/$(basename "$m")" "$m" || return 1
+	done
+}
+
+all_as_signfile() {
+	for m in "$T"/w/*.ko; do
+		same "$T/ref/$(basename "$m")" "$m" || return 1
+	done
+}
+
+# span LOG FUNC [K]: the K-th (default first) logged call of FUNC as "begin end" (us).
+span() {
+	grep "^$2 " "$1" | sed -n "${3:-1}p" | sed -n 's/.* span=\([0-9]*\)-\([0-9]*\) .*/\1 \2/p'
+}
+
+# overlap "B1 E1" "B2 E2": the two intervals share a moment.
+overlap() {
+	set -- $1 $2
+	[ $# -eq 4 ] && [ "$1" -lt "$4" ] && [ "$3" -lt "$2" ]
+}
+
+# before "B1 E1" "B2 E2": the first ends before the second begins.
+before() {
+	set -- $1 $2
+	[ $# -eq 4 ] && [ "$2" -le "$3" ]
+}
+
+# --- one module: the same bytes as one token and as sign-file -------------
+
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms sha256 "$(uri tok-a)" --key "$(uri tok-b)" "$cert" "$T/w/mod000.ko"
+[ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/w/mod000.ko" &&
+	t_pass "one module, two tokens: sign-file's bytes" ||
+	t_fail "one module, two tokens: sign-file's bytes" "status $rc" "$(cat "$T/out")"
+
+# --- refusals, before any module is touched -------------------------------
+
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a)" --key "$(uri tok-x)" "$cert" "$T"/w/*.ko
+expect_fail "a token holding another key: refused by name" 1 \
+	"token 'tok-x' (serial [0-9a-f]*) (key pkcs11:token=tok-x;.*) holds another key than the certificate"
+all_untouched && t_pass "a token holding another key: every module untouched" ||
+	t_fail "a token holding another key: every module untouched"
+
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-x)" --key "$(uri tok-a)" "$cert" "$T"/w/*.ko
+expect_fail "<key> on a token holding another key: refused by name" 1 \
+	"token 'tok-x' (serial [0-9a-f]*) (key pkcs11:token=tok-x;.*) holds another key"
+all_untouched && t_pass "<key> holding another key: every module untouched" ||
+	t_fail "<key> holding another key: every module untouched"
+
+# One token twice: by the same URI, and through another module (a shim copy
+# over its own SoftHSM2) and another attribute, found by its serial.
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a)" --key "$(uri tok-b)" --key "$(uri tok-a)" \
+	"$cert" "$T"/w/*.ko
+expect_fail "one token named twice: refused" 1 \
+	"key pkcs11:token=tok-a;.* and key pkcs11:token=tok-a;.* name one token, token 'tok-a' (serial [0-9a-f]*): give each token once"
+all_untouched && t_pass "one token named twice: every module untouched" ||
+	t_fail "one token named twice: every module untouched"
+shim a
+serial_a=$(sed -n "s/.*token 'tok-a' (serial \([0-9a-f]*\)).*/\1/p" "$T/out" | head -n 1)
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a)" \
+	--key "pkcs11:serial=$serial_a;object=rsa2048;type=private?module-path=$T/st-a.so" \
+	"$cert" "$T"/w/*.ko
+expect_fail "one token through two modules (same serial): refused" 1 "name one token, token 'tok-a'"
+[ -n "$serial_a" ] && all_untouched && ! grep -q '^C_Login ' "$T/a.log" &&
+	t_pass "one token through two modules: untouched, no login through the second" ||
+	t_fail "one token through two modules: untouched, no login through the second" \
+		"serial '$serial_a'" "$(grep -c '^C_Login ' "$T/a.log") C_Login"
+
+fresh
+run_ms -b sha256 "$DATA/rsa2048.key.pem" --key "$(uri tok-a)" "$cert" "$T"/w/*.ko
+expect_fail "--key with a key file as <key>: usage error" 2 "<key> must be a pkcs11: URI"
+run_ms -b sha256 "$(uri tok-a)" --key "$DATA/rsa2048.key.pem" "$cert" "$T"/w/*.ko
+expect_fail "--key with a key file: usage error" 2 "--key names a token: give a pkcs11: URI"
+
+# --- PINs: one read per source, offered to one token first ----------------
+
+# A wrong PIN: refused by the first token; no other token is offered it.
+shim a 'SLOWTOKEN_LOGIN_MS=50'
+shim b 'SLOWTOKEN_LOGIN_MS=50'
+fresh
+KBUILD_SIGN_PIN=$WRONG_PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+expect_fail "a wrong PIN: refused naming the token and CKR_PIN_INCORRECT" 1 \
+	"token 'tok-a' (serial [0-9a-f]*): C_Login: PIN from KBUILD_SIGN_PIN rejected: CKR_PIN_INCORRECT; no other token is offered it"
+[ "$(grep -c '^C_Login ' "$T/a.log")" -eq 1 ] && ! grep -q '^C_Login ' "$T/b.log" &&
+	all_untouched && t_pass "a wrong PIN: one C_Login in all; the second token never offered it" ||
+	t_fail "a wrong PIN: one C_Login in all" "a: $(grep -c '^C_Login ' "$T/a.log"), b: $(grep -c '^C_Login ' "$T/b.log")"
+
+# Start-up at the same time: the C_Initialize of each token (a second of
+# start-up each) overlap; one PIN source, so the second token's C_Login
+# begins only after the first's has taken the PIN.
+shim a 'SLOWTOKEN_INIT_MS=1000' 'SLOWTOKEN_LOGIN_MS=300' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=1000' 'SLOWTOKEN_LOGIN_MS=300' 'SLOWTOKEN_SERIAL=1'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms sha256 "$(uri tok-a "$T/st-a.so")" --key "$(uri tok-b "$T/st-b.so")" \
+	"$cert" "$T/w/mod001.ko"
+[ "$rc" -eq 0 ] && same "$T/ref/mod001.ko" "$T/w/mod001.ko" &&
+	overlap "$(span "$T/a.log" C_Initialize)" "$(span "$T/b.log" C_Initialize)" &&
+	t_pass "two tokens start up at the same time (their C_Initialize overlap)" ||
+	t_fail "two tokens start up at the same time" "status $rc" \
+		"a: $(span "$T/a.log" C_Initialize), b: $(span "$T/b.log" C_Initialize)" "$(cat "$T/out")"
+[ "$(grep -c '^C_Login ' "$T/a.log")" -eq 1 ] && [ "$(grep -c '^C_Login ' "$T/b.log")" -eq 1 ] &&
+	before "$(span "$T/a.log" C_Login)" "$(span "$T/b.log" C_Login)" &&
+	t_pass "one PIN source: read once; one C_Login each, the second after the first took it" ||
+	t_fail "one PIN source: one C_Login each, the second after the first" \
+		"a: $(span "$T/a.log" C_Login), b: $(span "$T/b.log" C_Login)"
+
+# A PIN source each (tok-c has another PIN): each is read, and the logins
+# run at the same time.
+shim a 'SLOWTOKEN_INIT_MS=300' 'SLOWTOKEN_LOGIN_MS=1000' 'SLOWTOKEN_SERIAL=1'
+shim c 'SLOWTOKEN_INIT_MS=300' 'SLOWTOKEN_LOGIN_MS=1000' 'SLOWTOKEN_SERIAL=1'
+fresh
+run_ms sha256 "$(uri tok-a "$T/st-a.so")&pin-source=file:$T/a.pin" \
+	--key "$(uri tok-c "$T/st-c.so")&pin-source=file:$T/c.pin" "$cert" "$T/w/mod002.ko"
+[ "$rc" -eq 0 ] && same "$T/ref/mod002.ko" "$T/w/mod002.ko" &&
+	overlap "$(span "$T/a.log" C_Login)" "$(span "$T/c.log" C_Login)" &&
+	t_pass "a PIN source each: both read, the two C_Login at the same time" ||
+	t_fail "a PIN source each: both read, the two C_Login at the same time" "status $rc" \
+		"a: $(span "$T/a.log" C_Login), c: $(span "$T/c.log" C_Login)" "$(cat "$T/out")"
+
+# A --key without a PIN source of its own gets <key>'s: here a pin-source
+# whose PIN tok-c refuses, after tok-a took it.
+shim a
+shim c
+fresh
+run_ms sha256 "$(uri tok-a "$T/st-a.so")&pin-source=file:$T/a.pin" \
+	--key "$(uri tok-c "$T/st-c.so")" "$cert" "$T/w/mod003.ko"
+expect_fail "--key without a PIN source gets <key>'s (tok-c refuses it)" 1 \
+	"token 'tok-c' (serial [0-9a-f]*): C_Login: PIN from pin-source file rejected: CKR_PIN_INCORRECT"
+[ "$(grep -c '^C_Login ' "$T/a.log")" -eq 1 ] && [ "$(grep -c '^C_Login ' "$T/c.log")" -eq 1 ] &&
+	same "$T/src/mod003.ko" "$T/w/mod003.ko" &&
+	t_pass "a token refusing the PIN: one C_Login each, the module untouched" ||
+	t_fail "a token refusing the PIN: one C_Login each, the module untouched"
+
+t_done
