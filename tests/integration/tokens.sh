@@ -7,8 +7,8 @@
 # from two copies of the library, each with its own <copy>.conf and its own
 # copy of SoftHSM2 (one instance per token, as two cards are).
 #
-# Proves: modules signed across tokens are byte for byte sign-file's (RSA)
-# and a single token's; every token is opened, logged in once and checked
+# Proves: modules signed with --key, single and bulk, are byte for byte
+# sign-file's (RSA), with one C_Login per token; every token is opened, logged in once and checked
 # before a module is touched, all at once (the shims' logs show the start-ups
 # overlap, and the logins too when each token has its own PIN source); a PIN
 # goes to a second token only after a first took it, and a refused one to no
@@ -108,6 +108,20 @@ KBUILD_SIGN_PIN=$PIN run_ms sha256 "$(uri tok-a)" --key "$(uri tok-b)" "$cert" "
 	t_pass "one module, two tokens: sign-file's bytes" ||
 	t_fail "one module, two tokens: sign-file's bytes" "status $rc" "$(cat "$T/out")"
 
+# Bulk: every module sign-file's bytes; each token logged in to once.
+shim a
+shim b
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b -j 4 sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+[ "$rc" -eq 0 ] && all_as_signfile &&
+	t_pass "bulk, two tokens: every module sign-file's bytes" ||
+	t_fail "bulk, two tokens: every module sign-file's bytes" "status $rc" "$(cat "$T/out")"
+[ "$(grep -c '^C_Login ' "$T/a.log")" -eq 1 ] && [ "$(grep -c '^C_Login ' "$T/b.log")" -eq 1 ] &&
+	t_pass "bulk, two tokens: one C_Login each" ||
+	t_fail "bulk, two tokens: one C_Login each" \
+		"a: $(grep -c '^C_Login ' "$T/a.log"), b: $(grep -c '^C_Login ' "$T/b.log")"
+
 # --- refusals, before any module is touched -------------------------------
 
 fresh
@@ -150,6 +164,11 @@ run_ms -b sha256 "$DATA/rsa2048.key.pem" --key "$(uri tok-a)" "$cert" "$T"/w/*.k
 expect_fail "--key with a key file as <key>: usage error" 2 "<key> must be a pkcs11: URI"
 run_ms -b sha256 "$(uri tok-a)" --key "$DATA/rsa2048.key.pem" "$cert" "$T"/w/*.ko
 expect_fail "--key with a key file: usage error" 2 "--key names a token: give a pkcs11: URI"
+printf 'x' >"$T/raw.sig"
+run_ms -s "$T/raw.sig" sha256 "$(uri tok-a)" --key "$(uri tok-b)" "$cert" "$T/w/mod000.ko"
+expect_fail "--key with -s: usage error" 2 "-s appends a given signature: --key does not apply"
+all_untouched && t_pass "usage errors: every module untouched" ||
+	t_fail "usage errors: every module untouched"
 
 # --- PINs: one read per source, offered to one token first ----------------
 
