@@ -128,9 +128,7 @@ two_stage() {
 	unset SLOWTOKEN_LOG
 }
 
-# --- feature gates -----------------------------------------------------
-# Cases that need work of other issues run once modsign has it; until
-# then a NOTE line says what is not proven yet.
+# --- modules, token, trees ---------------------------------------------
 
 phase modules
 OBJ=$OBJ_XZ
@@ -139,17 +137,6 @@ OBJ=$OBJ_ZST
 kc_testmods "$T/ext-zst" modules $EXT_MODS
 n_in=$(grep -c . "$OBJ_XZ/modules.order")
 n_all=$((n_in + 3))
-
-# Signed inside, as kbuild does (sign-file, and modsign before issue 20,
-# append to the compressed file, which the kernel does not see).
-xz --check=crc32 --lzma2=dict=1MiB -c "$T/ext-xz/kc_hello.ko" >"$T/probe.ko.xz"
-if "$MODSIGN" sha512 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.pem" "$T/probe.ko.xz" >"$T/.probe" 2>&1 &&
-	xz -dc "$T/probe.ko.xz" >"$T/probe.unpacked.ko" 2>/dev/null && is_signed "$T/probe.unpacked.ko"; then
-	HAVE_COMPRESSED=1
-else
-	HAVE_COMPRESSED=0
-	echo "NOTE modsign does not sign inside a .ko.xz yet (issue 20): X5 and Z5 (two-stage) not run"
-fi
 
 phase token
 t_token
@@ -221,7 +208,7 @@ if kinstall X5 "$SRC" "$T/tree-xz-sf" "$T/ext-xz" "$T/x5"; then
 	else
 		t_fail "sign-file on a .ko.xz" "$(cat "$T/.sign")"
 	fi
-	[ "$HAVE_COMPRESSED" = 1 ] && two_stage "X5 two-stage xz" "$T/x5" .ko.xz "$URI_XZ"
+	two_stage "X5 two-stage xz" "$T/x5" .ko.xz "$URI_XZ"
 else
 	make_failed "X5 unsigned install, xz" "$T/make-X5.log"
 fi
@@ -324,13 +311,11 @@ if [ -n "$f" ]; then
 		'Invalid argument.*not a zstd compressed module' finit
 fi
 
-if [ "$HAVE_COMPRESSED" = 1 ]; then
-	phase "Z5 two-stage zstd"
-	if kinstall Z5 "$SRC" "$T/tree-zst-sf" "$T/ext-zst" "$T/z5"; then
-		two_stage "Z5 two-stage zstd" "$T/z5" .ko.zst "$URI_ZST"
-	else
-		make_failed "Z5 unsigned install, zstd" "$T/make-Z5.log"
-	fi
+phase "Z5 two-stage zstd"
+if kinstall Z5 "$SRC" "$T/tree-zst-sf" "$T/ext-zst" "$T/z5"; then
+	two_stage "Z5 two-stage zstd" "$T/z5" .ko.zst "$URI_ZST"
+else
+	make_failed "Z5 unsigned install, zstd" "$T/make-Z5.log"
 fi
 
 no_pin_in_make_logs
