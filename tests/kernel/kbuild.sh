@@ -17,7 +17,7 @@
 #   R3  the same with contrib/kbuild's Makefile.modinst patch: one
 #       `sign-file -b` call, one login; and with the PEM key (R3p)
 #   R4  `make modules_sign` over R1's signed modules, and over modules
-#       signed by another key
+#       signed by another key; over unsigned ones under the agent (R4a)
 #   R2  R1 under `modsign agent <key> -- make ...`: one login
 #   R6  two-stage BSP build: base modules and an out-of-tree module that
 #       needs one of them installed unsigned into one INSTALL_MOD_PATH, one
@@ -96,12 +96,12 @@ n_all=$((n_in + 3))
 [ "$n_in" -ge 5 ] || die "the 6.1 build has $n_in in-tree modules (modules.order), want the six of kernel.config"
 echo "$n_in in-tree modules in $KVER, 3 out-of-tree test modules, kc_oot"
 
-# modsign agent (issue 13): R2 and R7a run once modsign has it.
+# modsign agent (issue 13): R2, R4a and R7a run once modsign has it.
 if "$MODSIGN" --help 2>&1 | grep -q 'modsign agent'; then
 	HAVE_AGENT=1
 else
 	HAVE_AGENT=0
-	echo "NOTE modsign has no agent yet (issue 13): R2 (modules_install under the agent) and R7a (DKMS under the agent) not run"
+	echo "NOTE modsign has no agent yet (issue 13): R2 (modules_install under the agent), R4a (modules_sign under the agent) and R7a (DKMS under the agent) not run"
 fi
 
 phase token
@@ -252,6 +252,42 @@ if [ -d "$T/stage1" ]; then
 		fi
 	else
 		t_fail "R4: modsign -r --replace with other-rsa2048" "$(cat "$T/.sign")"
+	fi
+fi
+# Under the agent (R4a): an unsigned install, then `make modules_sign`
+# inside `modsign agent`: each sign-file is a client of the agent, so the
+# token sees one login for all of them, and each module equals R1's.
+if [ "$HAVE_AGENT" = 1 ] && [ -d "$T/stage1" ]; then
+	R4a=$T/stage4a
+	rm -rf "$R4a"
+	if nice -n 10 make -C "$SRC" O="$T/tree-sf" -j"$JOBS" INSTALL_MOD_PATH="$R4a" \
+		modules_install >"$T/make-R4a.log" 2>&1; then
+		export SLOWTOKEN_LOG=$T/p11-R4a.log
+		: >"$SLOWTOKEN_LOG"
+		"$MODSIGN" agent "$URI" -- nice -n 10 make -C "$SRC" O="$T/tree-ms" -j"$JOBS" \
+			INSTALL_MOD_PATH="$R4a" CONFIG_MODULE_SIG_ALL=y CONFIG_MODULE_SIG_KEY="$URI" \
+			modules_sign >>"$T/make-R4a.log" 2>&1
+		rc=$?
+		unset SLOWTOKEN_LOG
+		if [ "$rc" -eq 0 ]; then
+			check_signed "R4a modules_sign under modsign agent" "$R4a" "$n_in"
+			check_calls "R4a modules_sign under modsign agent (one login)" "$T/p11-R4a.log" 1 1 1
+			differ=""
+			for f in $(modules_of "$R4a"); do
+				cmp -s "$f" "$T/stage1/${f#"$R4a"/}" || differ="$differ ${f#"$R4a"/}"
+			done
+			if [ -z "$differ" ]; then
+				t_pass "R4a modules_sign under modsign agent: every module byte for byte as R1 made it"
+			else
+				t_fail "R4a modules_sign under modsign agent: every module byte for byte as R1 made it" \
+					"differ:$differ"
+			fi
+			load_all "R4a modules_sign under modsign agent" "$R4a"
+		else
+			make_failed "R4a modules_sign under modsign agent" "$T/make-R4a.log"
+		fi
+	else
+		make_failed "R4a unsigned modules_install" "$T/make-R4a.log"
 	fi
 fi
 

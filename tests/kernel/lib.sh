@@ -16,7 +16,7 @@ BUSYBOX=/bin/busybox
 # Bumped when the way a kernel is built changes, to invalidate the cache.
 RECIPE=2
 # How many kernel builds the cache keeps (the most recently used).
-KEEP_BUILDS=4
+KEEP_BUILDS=5
 
 # --- helpers -----------------------------------------------------------
 
