@@ -175,12 +175,18 @@ ms_err ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cer
 /* ms_cli_tokens_close() - free every signer but signer[0], wipe the PINs. */
 void ms_cli_tokens_close(struct ms_tokens *t);
 
+/* Certificates one run may trust: every verify -c, each file a PEM bundle of them. */
+#define MS_CLI_TRUST_MAX 64
+
 /* Everything loaded once per run and shared by every module signed. */
 struct ms_job {
 	const struct ms_opts *opts;
 	enum ms_hash_alg hash;
 	struct ms_signer *signer;
-	struct ms_cms_cert *cert;
+	struct ms_cms_cert *cert;	/* <x509>: its first certificate, as sign-file */
+	/* --skip-signed: every certificate of <x509> (a PEM bundle), trusted as verify -c */
+	struct ms_cms_cert *trust[MS_CLI_TRUST_MAX];
+	size_t n_trust;
 	enum ms_write_mode write_mode;	/* directories are fsync'd by the run */
 	struct ms_tmp_set *tmps;	/* the run's temp files in progress */
 	atomic_uint *n_opening;		/* the run's count of modules being opened */

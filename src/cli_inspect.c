@@ -174,37 +174,81 @@ cert_from_token(const char *uri, uint8_t **der, size_t *der_len)
 	return err;
 }
 
+/*
+ * The bytes of a certificate file, or of the certificate object a pkcs11:
+ * URI names; @shown is the argument as messages show it.
+ */
+static ms_err
+cert_bytes(const char *x509, const char *shown, uint8_t **der, size_t *der_len)
+{
+	struct ms_file_fail fail = { 0 };
+	char why[256];
+	ms_err err;
+
+	if (ms_p11_uri_is(x509)) {
+		return cert_from_token(x509, der, der_len);
+	}
+	err = ms_file_read_small(x509, CERT_FILE_MAX, der, der_len, &fail);
+	if (err != MS_OK) {
+		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
+		ms_cli_error("%s: %s", shown, why);
+	}
+	return err;
+}
+
+static void
+cert_say(const char *shown, ms_err err)
+{
+	if (err == MS_E_UNSUPPORTED) {
+		ms_cli_error("%s: certificate key is neither RSA nor EC P-256/P-384/P-521", shown);
+	} else if (err == MS_E_NOSPACE) {
+		ms_cli_error("%s: more than %d certificates in all", shown, MS_CLI_TRUST_MAX);
+	} else if (err != MS_OK) {
+		ms_cli_error("%s: not a DER or PEM X.509 certificate", shown);
+	}
+}
+
 ms_err
 ms_cli_cert_load(const char *x509, struct ms_cms_cert **out)
 {
 	char shown[MS_CLI_ARG_SHOW];
-	struct ms_file_fail fail = { 0 };
 	uint8_t *der = NULL;
 	size_t der_len = 0;
 	ms_err err;
 
 	*out = NULL;
 	ms_p11_uri_redact(x509, shown, sizeof(shown));
-	if (ms_p11_uri_is(x509)) {
-		err = cert_from_token(x509, &der, &der_len);
-		if (err != MS_OK) {
-			goto out;
-		}
-	} else {
-		err = ms_file_read_small(x509, CERT_FILE_MAX, &der, &der_len, &fail);
-		if (err != MS_OK) {
-			ms_cli_error("%s: %s: %s", shown, fail.op != NULL ? fail.op : "read",
-				     fail.sys_errno != 0 ? strerror(fail.sys_errno) :
-							   ms_err_str(err));
-			goto out;
-		}
+	err = cert_bytes(x509, shown, &der, &der_len);
+	if (err != MS_OK) {
+		goto out;
 	}
 	err = ms_cms_cert_parse(der, der_len, out);
-	if (err == MS_E_UNSUPPORTED) {
-		ms_cli_error("%s: certificate key is neither RSA nor EC P-256/P-384/P-521", shown);
-	} else if (err != MS_OK) {
-		ms_cli_error("%s: not a DER or PEM X.509 certificate", shown);
+	cert_say(shown, err);
+out:
+	free(der);
+	return err;
+}
+
+ms_err
+ms_cli_cert_load_all(const char *x509, struct ms_cms_cert **out, size_t cap, size_t *n)
+{
+	char shown[MS_CLI_ARG_SHOW];
+	uint8_t *der = NULL;
+	size_t der_len = 0;
+	ms_err err;
+
+	*n = 0;
+	ms_p11_uri_redact(x509, shown, sizeof(shown));
+	if (cap == 0) {
+		cert_say(shown, MS_E_NOSPACE);
+		return MS_E_NOSPACE;
 	}
+	err = cert_bytes(x509, shown, &der, &der_len);
+	if (err != MS_OK) {
+		goto out;
+	}
+	err = ms_cms_cert_parse_all(der, der_len, out, cap, n);
+	cert_say(shown, err);
 out:
 	free(der);
 	return err;

@@ -219,6 +219,12 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	if (err != MS_OK) {
 		return err;
 	}
+	if (o->signed_policy == MS_SIGNED_SKIP) {
+		err = ms_cli_cert_load_all(o->x509, job->trust, MS_CLI_TRUST_MAX, &job->n_trust);
+		if (err != MS_OK) {
+			return err;
+		}
+	}
 	err = ms_cms_signer_id_encode(job->cert, o->use_skid, job->sid, sizeof(job->sid),
 				      &job->sid_len);
 	ms_p11_uri_redact(o->x509, x509, sizeof(x509));
@@ -263,5 +269,10 @@ ms_cli_job_close(struct ms_job *job)
 	job->zpool = NULL;
 	free(job->raw_cms);
 	job->raw_cms = NULL;
+	for (size_t i = 0; i < job->n_trust; i++) {
+		ms_cms_cert_free(job->trust[i]);
+		job->trust[i] = NULL;
+	}
+	job->n_trust = 0;
 	ms_pin_clear(&job->pin);
 }

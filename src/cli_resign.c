@@ -17,12 +17,13 @@
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
- * against @cert (and, when @want_hash is not 0, uses only that digest):
- * MS_OK yes, MS_E_MISMATCH no (@why says why), else an error.
+ * against one of @certs (and, when @want_hash is not 0, uses only that
+ * digest): MS_OK yes, MS_E_MISMATCH no (@why says why), else an error.
  */
 static ms_err
 verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
-	      const struct ms_cms_cert *cert, enum ms_hash_alg want_hash, const char **why)
+	      const struct ms_cms_cert *const *certs, size_t n_certs, enum ms_hash_alg want_hash,
+	      const char **why)
 {
 	struct ms_pkcs7 msg;
 	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
@@ -56,7 +57,7 @@ verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 	if (err != MS_OK) {
 		goto out;
 	}
-	err = ms_pkcs7_verify(&msg, dg, n_algs, &cert, 1, res, why);
+	err = ms_pkcs7_verify(&msg, dg, n_algs, certs, n_certs, res, why);
 	if (err != MS_OK && err != MS_E_IO && err != MS_E_NOMEM && err != MS_E_CHANGED) {
 		err = MS_E_MISMATCH;
 	}
@@ -99,7 +100,8 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 	}
 	if (policy == MS_SIGNED_KBUILD) {
 		if (err == MS_OK) {
-			err = verifies_with(mf, &l, job->cert, job->hash, &why);
+			err = verifies_with(mf, &l, (const struct ms_cms_cert *const *)&job->cert,
+					    1, job->hash, &why);
 		}
 		if (err == MS_OK) {
 			*skip = true;	/* signed by this key with this hash: nothing to do */
@@ -128,7 +130,9 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 		return MS_OK;
 	}
 	if (policy == MS_SIGNED_SKIP) {
-		err = verifies_with(mf, &l, job->cert, 0, &why);
+		/* Every certificate of <x509>: the same rule as verify -c with a bundle. */
+		err = verifies_with(mf, &l, (const struct ms_cms_cert *const *)job->trust,
+				    job->n_trust, 0, &why);
 		if (err == MS_OK) {
 			*skip = true;
 			return MS_OK;

@@ -23,9 +23,10 @@ static const char help_text[] =
 	"detached, no signed attributes), the digest over every byte before the\n"
 	"PKCS#7, and every signer's signature with the certificate it names.\n"
 	"\n"
-	"  -c, --cert <c>    a DER or PEM certificate file or a pkcs11: URI; repeatable.\n"
-	"                    The signer must be one of them (issuer and serial, or\n"
-	"                    subjectKeyIdentifier), as in the kernel's keyring.\n"
+	"  -c, --cert <c>    a DER or PEM certificate file (every certificate of a PEM\n"
+	"                    bundle) or a pkcs11: URI; repeatable. The signer must be\n"
+	"                    one of them (issuer and serial, or subjectKeyIdentifier),\n"
+	"                    as in the kernel's keyring.\n"
 	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
 	"                    (links below it not followed)\n"
 	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
@@ -44,7 +45,7 @@ static const char help_text[] =
 	"Exit status: 0 when no module FAILs, 1 otherwise, 2 usage error.\n";
 
 struct vjob {
-	struct ms_cms_cert *certs[MS_INSPECT_CERTS_MAX];
+	struct ms_cms_cert *certs[MS_CLI_TRUST_MAX];
 	size_t n_certs;
 	uint64_t zlimit;	/* --max-module-size */
 	unsigned n_ok, n_unverified, n_fail;
@@ -285,10 +286,14 @@ ms_cli_verify(int argc, char **argv)
 	rc = MS_EXIT_FAIL;
 	j.zlimit = a.list.max_module_size;
 	for (i = 0; i < a.n_certs; i++) {
-		if (ms_cli_cert_load(a.certs[i], &j.certs[i]) != MS_OK) {
+		size_t n = 0;
+
+		/* Each -c may be a bundle (the kernel's trusted keys): every certificate in it. */
+		if (ms_cli_cert_load_all(a.certs[i], j.certs + j.n_certs,
+					 MS_CLI_TRUST_MAX - j.n_certs, &n) != MS_OK) {
 			goto out;
 		}
-		j.n_certs++;
+		j.n_certs += n;
 	}
 	if (ms_cli_list_build(&a.list, &list) != MS_OK) {
 		goto out;

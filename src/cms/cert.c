@@ -393,6 +393,55 @@ out:
 	return err;
 }
 
+ms_err
+ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, size_t cap,
+		      size_t *n_out)
+{
+	struct ms_cms_cert *first = NULL;
+	const mbedtls_x509_crt *c = NULL;
+	size_t n = 0, i;
+	ms_err err = MS_E_INTERNAL;
+
+	if (out == NULL || n_out == NULL || cap == 0) {
+		return MS_E_ARG;
+	}
+	*n_out = 0;
+	/* The whole file once: every CERTIFICATE block must parse (parse_any). */
+	err = ms_cms_cert_parse(p, len, &first);
+	if (err != MS_OK) {
+		return err;
+	}
+	/*
+	 * mbedTLS chained the blocks of a PEM bundle; each becomes a
+	 * certificate of its own, parsed again from its DER (crt->raw), so
+	 * that each is checked as a single one is.
+	 */
+	for (c = first->crt->next; c != NULL && c->raw.p != NULL; c = c->next) {
+		if (n + 1 == cap) {
+			err = MS_E_NOSPACE;
+			goto out;
+		}
+		err = ms_cms_cert_parse(c->raw.p, c->raw.len, &out[n + 1]);
+		if (err != MS_OK) {
+			goto out;
+		}
+		n++;
+	}
+	out[0] = first;
+	first = NULL;
+	*n_out = n + 1;
+	err = MS_OK;
+out:
+	if (err != MS_OK) {
+		for (i = 0; i < n; i++) {
+			ms_cms_cert_free(out[i + 1]);
+			out[i + 1] = NULL;
+		}
+	}
+	ms_cms_cert_free(first);
+	return err;
+}
+
 void
 ms_cms_cert_free(struct ms_cms_cert *cert)
 {

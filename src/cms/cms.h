@@ -115,6 +115,17 @@ ms_err ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out)
 void ms_cms_cert_free(struct ms_cms_cert *cert);
 
 /**
+ * ms_cms_cert_parse_all() - every certificate of a DER file (one) or a PEM
+ * file (each CERTIFICATE block, in order: the kernel's trusted-keys bundle),
+ * each into @out[i] (owned by the caller), at most @cap.
+ * Return: MS_OK (*@n_out >= 1), the errors of ms_cms_cert_parse() for any
+ * block, MS_E_NOSPACE (more than @cap), MS_E_ARG. On failure @out holds
+ * nothing to free and *@n_out is 0.
+ */
+ms_err ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, size_t cap,
+			     size_t *n_out) MS_MUST_CHECK;
+
+/**
  * ms_cms_cert_key() - the certificate's key type, curve (MS_EC_NONE for RSA)
  * and size in bits. Any out pointer may be NULL.
  */

@@ -396,3 +396,81 @@ MS_TEST(cms_cert_signer_id_noskid)
 	CHECK(ms_cms_signer_id_encode(cert, false, out, sizeof(out), NULL) == MS_E_ARG);
 	ms_cms_cert_free(cert);
 }
+
+/* Concatenates the named tests/data files into one malloc'd buffer. */
+static uint8_t *
+cat_data(const char *const *names, size_t n, size_t *len)
+{
+	uint8_t *all = NULL;
+
+	*len = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = 0;
+		uint8_t *one = cms_read(names[i], &l);
+		uint8_t *grown = realloc(all, *len + l);
+
+		CHECK(grown != NULL);
+		all = grown;
+		memcpy(all + *len, one, l);
+		*len += l;
+		free(one);
+	}
+	return all;
+}
+
+/* A PEM bundle (the kernel's trusted keys): every certificate, in order. */
+MS_TEST(cms_cert_parse_all_bundle)
+{
+	static const char *const names[] = {
+		"rsa2048.x509.pem", "ec256.x509.pem", "rsa4096.x509.pem",
+	};
+	static const char *const subjects[] = {
+		"O=modsign test, CN=TEST-ONLY modsign rsa2048",
+		"O=modsign test, CN=TEST-ONLY modsign ec256",
+		"O=modsign test, CN=TEST-ONLY modsign rsa4096",
+	};
+	struct ms_cms_cert *out[4] = { NULL };
+	char subject[128];
+	size_t len = 0, n = 0;
+	uint8_t *all = cat_data(names, 3, &len);
+
+	CHECK_EQ(ms_cms_cert_parse_all(all, len, out, 4, &n), MS_OK);
+	CHECK_EQ(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		ms_cms_cert_subject(out[i], subject, sizeof(subject));
+		CHECK_STR_EQ(subject, subjects[i]);
+		ms_cms_cert_free(out[i]);
+	}
+	/* Room for two: refused whole, nothing left to free. */
+	out[0] = out[1] = NULL;
+	CHECK_EQ(ms_cms_cert_parse_all(all, len, out, 2, &n), MS_E_NOSPACE);
+	CHECK_EQ(n, 0);
+	CHECK(out[0] == NULL);
+	free(all);
+}
+
+/* DER is one certificate; one broken PEM block fails the whole bundle. */
+MS_TEST(cms_cert_parse_all_der_and_broken)
+{
+	struct ms_cms_cert *out[4] = { NULL };
+	size_t len = 0, n = 0;
+	uint8_t *der = cms_read("ec384.x509.der", &len);
+	uint8_t *pem = NULL, *grown = NULL;
+	static const char *const names[] = { "rsa2048.x509.pem", "ec256.x509.pem" };
+	static const char junk[] = "-----BEGIN CERTIFICATE-----\nMAMCAQA=\n-----END CERTIFICATE-----\n";
+
+	CHECK_EQ(ms_cms_cert_parse_all(der, len, out, 4, &n), MS_OK);
+	CHECK_EQ(n, 1);
+	ms_cms_cert_free(out[0]);
+	free(der);
+	pem = cat_data(names, 2, &len);
+	/* A third block that is no certificate. */
+	grown = realloc(pem, len + sizeof(junk) - 1);
+	CHECK(grown != NULL);
+	pem = grown;
+	memcpy(pem + len, junk, sizeof(junk) - 1);
+	len += sizeof(junk) - 1;
+	CHECK(ms_cms_cert_parse_all(pem, len, out, 4, &n) != MS_OK);
+	CHECK_EQ(n, 0);
+	free(pem);
+}
