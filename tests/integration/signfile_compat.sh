@@ -112,7 +112,7 @@ else
 	t_fail "hash names as OpenSSL takes them ($n names)" "differ or refused:$bad"
 fi
 
-# Other hashes sign-file takes.
+# Other hashes sign-file takes; sha1 alone is warned about.
 for hash in sha224 sha1 SHA256; do
 	ref "" "$hash" rsa2048
 	if ours "" "$hash" "$(key_uri rsa2048)" "$DATA/rsa2048.x509.pem" &&
@@ -121,8 +121,14 @@ for hash in sha224 sha1 SHA256; do
 	else
 		t_fail "token key equals sign-file: hash $hash" "$(cat "$T/out")"
 	fi
+	if [ "$hash" = sha1 ] && ! grep -q "warning: sha1 is deprecated" "$T/out"; then
+		t_fail "hash sha1: warned as deprecated" "$(cat "$T/out")"
+	elif [ "$hash" != sha1 ] && grep -q "deprecated" "$T/out"; then
+		t_fail "hash $hash: no deprecation warning" "$(cat "$T/out")"
+	else
+		t_pass "hash $hash: deprecation warning for sha1 only"
+	fi
 done
-grep -q "sha1 is deprecated" "$T/out" || true
 
 # -p writes the module and <module>.p7s; both equal sign-file's.
 ref "-p" sha256 rsa2048
@@ -182,4 +188,38 @@ if ours "" sha256 "$DATA/rsa2048.key.der" "$DATA/rsa2048.x509.der" && same "$T/r
 else
 	t_fail "DER key file" "$(cat "$T/out")"
 fi
+
+# The differences README.md lists ("Where modsign differs on purpose").
+# A trailing newline of KBUILD_SIGN_PIN is dropped (sign-file would pass it on).
+if KBUILD_SIGN_PIN="$PIN"$'\n' ours "" sha256 "$(key_uri rsa2048)" "$DATA/rsa2048.x509.der" &&
+    same "$T/ref/m.ko" "$T/our/m.ko"; then
+	t_pass "KBUILD_SIGN_PIN with a trailing newline logs in"
+else
+	t_fail "KBUILD_SIGN_PIN with a trailing newline logs in" "$(cat "$T/out")"
+fi
+# An existing dest: sign-file keeps its mode, modsign gives it the module's.
+rm -rf "$T/d" && mkdir "$T/d" && cp "$mod" "$T/d/m.ko" && chmod 0644 "$T/d/m.ko"
+install -m 0600 /dev/null "$T/d/sf.ko" && install -m 0600 /dev/null "$T/d/ms.ko"
+"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.der" "$T/d/m.ko" "$T/d/sf.ko"
+run_ms sha256 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.der" "$T/d/m.ko" "$T/d/ms.ko"
+if [ "$rc" -eq 0 ] && same "$T/d/sf.ko" "$T/d/ms.ko" && [ "$(stat -c %a "$T/d/sf.ko")" = 600 ] &&
+    [ "$(stat -c %a "$T/d/ms.ko")" = 644 ]; then
+	t_pass "existing dest: same bytes; sign-file keeps its mode 600, modsign gives the module's 644"
+else
+	t_fail "existing dest: the mode as README says" "$(stat -c '%a %n' "$T"/d/*)" "$(cat "$T/out")"
+fi
+# A FIFO or /dev/stdout as dest is refused, nothing written, the module untouched.
+mkfifo "$T/d/fifo"
+for dest in "$T/d/fifo" /dev/stdout; do
+	"$MODSIGN" sha256 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.der" "$T/d/m.ko" "$dest" \
+		>"$T/stdout" 2>"$T/out"
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	if [ "$rc" -eq 1 ] && [ ! -s "$T/stdout" ] && same "$mod" "$T/d/m.ko" &&
+	    grep -q "^modsign: $dest: " "$T/out"; then
+		t_pass "dest $dest: refused, nothing written"
+	else
+		t_fail "dest $dest: refused, nothing written" "status $rc" "$(cat "$T/out")"
+	fi
+done
 t_done
