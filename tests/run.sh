@@ -1,7 +1,8 @@
 #!/bin/bash
-# Runs the unit tests and every integration script; each prints PASS/FAIL
-# lines and a closing "N passed, N failed" line. A runner that crashes or
-# omits that line counts as a failure. Ends with the total.
+# Runs the unit tests and every integration script; each prints PASS/FAIL/
+# SKIP lines and a closing "N passed, N failed, N skipped" line. A runner
+# that crashes, omits that line, or prints more SKIP lines than it counts
+# is a failure. Ends with the totals, "N passed, N failed, N skipped".
 # Usage: tests/run.sh [SCRIPT-NAME...]   (only these integration scripts)
 #
 # No secret in any output: a script fails when a PIN or passphrase of
@@ -16,6 +17,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 passed=0
 failed=0
+skipped=0
 log=$(mktemp)
 logdir=$(mktemp -d /tmp/modsign-testlogs.XXXXXX)
 export MODSIGN_TEST_LOGDIR=$logdir
@@ -55,16 +57,24 @@ run_one() {
 	"$@" >"$log" 2>&1
 	status=$?
 	cat "$log"
-	line=$(grep -E '^([A-Za-z0-9_.-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+	line=$(grep -E '^([A-Za-z0-9_.-]+: )?[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" |
+		tail -n 1)
 	if [ -z "$line" ]; then
-		echo "FAIL $name: no closing 'N passed, N failed' line (status $status)"
+		echo "FAIL $name: no closing 'N passed, N failed, N skipped' line (status $status)"
 		failed=$((failed + 1))
 		return
 	fi
 	p=$(echo "$line" | sed -E 's/^(.*[^0-9])?([0-9]+) passed.*/\2/')
 	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	s=$(echo "$line" | sed -E 's/.* ([0-9]+) skipped$/\1/')
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
+	# A skip must show in the totals: every SKIP line counted by its runner.
+	if [ "$(grep -c '^SKIP ' "$log")" -ne "$s" ]; then
+		echo "FAIL $name: $(grep -c '^SKIP ' "$log") SKIP lines, $s counted as skipped"
+		failed=$((failed + 1))
+	fi
 	if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL $name: exited with status $status"
 		failed=$((failed + 1))
@@ -90,5 +100,5 @@ if [ -n "$kept" ]; then
 else
 	rm -rf "$logdir"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP file_cases: needs root (tmpfs mounts, chown, running as nobody)"
+	t_skip file_cases "needs root (tmpfs mounts, chown, running as nobody)"
 	t_done
 	exit 0
 fi
@@ -243,7 +243,7 @@ if disk full 64k; then
 	no_temps "full disk, dest: no temporary file left" "$D"
 else
 	for c in "no room for the copy" "no room for the signature" "-p" "dest"; do
-		echo "SKIP full disk, $c: mount -t tmpfs refused: $(head -n 1 "$T/mount.err")"
+		t_skip "full disk, $c" "mount -t tmpfs refused: $(head -n 1 "$T/mount.err")"
 	done
 fi
 
@@ -260,7 +260,7 @@ if disk inodes 64k nr_inodes=3; then
 		"$D/m.ko: open: No space left on device"
 	t_check "no inode left: module untouched" same "$T/src/mod000.ko" "$D/m.ko"
 else
-	echo "SKIP no inode left: mount -t tmpfs refused"
+	t_skip "no inode left" "mount -t tmpfs refused"
 fi
 
 # Bulk, -r, PEM key: every big module grows by a page when signed, so the
@@ -282,7 +282,7 @@ if disk bulkfull 160k; then
 			"status $rc, $n_signed of 8 signed" "$(cat "$T/out")"
 	fi
 else
-	echo "SKIP full disk, bulk -r: mount -t tmpfs refused"
+	t_skip "full disk, bulk -r" "mount -t tmpfs refused"
 fi
 
 # Bulk, -b, token through the slow shim: another process fills the disk as
@@ -319,7 +319,7 @@ elif disk midrun 128k; then
 	wait "$filler"
 	bulk_truth "disk filled mid-run, -b, token" "$D" "$T/big" "$T/bigref" "No space left on device"
 else
-	echo "SKIP disk filled mid-run: mount -t tmpfs refused"
+	t_skip "disk filled mid-run" "mount -t tmpfs refused"
 fi
 
 # ---------------------------------------------------------------------------
@@ -339,7 +339,7 @@ cp "$T"/src/mod00[5-7].ko "$U/rw/"
 chown -R "$NOBODY:$NOGROUP" "$U/rootdir"/*.ko "$U/ro555" "$U/rw" "$U/rw2"
 chmod 555 "$U/ro555"
 if ! as_nobody true 2>"$T/setpriv.err"; then
-	echo "SKIP read-only directory: setpriv refused: $(head -n 1 "$T/setpriv.err")"
+	t_skip "read-only directory" "setpriv refused: $(head -n 1 "$T/setpriv.err")"
 elif as_nobody touch "$U/rootdir/.probe" 2>/dev/null || as_nobody touch "$U/ro555/.probe" 2>/dev/null; then
 	t_fail "test set-up: nobody cannot write $U/rootdir and $U/ro555"
 else

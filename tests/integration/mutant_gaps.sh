@@ -205,7 +205,7 @@ fi
 # Stale temp files: a run removes its dead predecessors' own files, never
 # another user's, never a live run's. pid_max is never a pid: certainly gone.
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP stale temp files of another user: needs root (chown)"
+	t_skip "stale temp files of another user" "needs root (chown)"
 else
 	dead=$(cat /proc/sys/kernel/pid_max)
 	sleep 300 &

@@ -291,7 +291,7 @@ if deb=$(deb_fetch linux-image-amd64 'linux-image-6\.1\.0-[0-9]+-amd64'); then
 			t_fail "Debian modules verify with the vmlinuz certificate" "status $rc, $nok of $ndeb"
 		fi
 	else
-		echo "SKIP Debian certificate not found in vmlinuz"
+		t_skip "Debian-signed modules" "Debian certificate not found in vmlinuz"
 	fi
 	m1=$(head -n 1 "$T/deb.list")
 	run_ms info "$m1"
@@ -314,6 +314,6 @@ if deb=$(deb_fetch linux-image-amd64 'linux-image-6\.1\.0-[0-9]+-amd64'); then
 		t_fail "Debian module: strip leaves the payload"
 	fi
 else
-	echo "SKIP Debian-signed modules: linux-image-6.1.0-*-amd64 could not be fetched into $DEBCACHE"
+	t_skip "Debian-signed modules" "linux-image-6.1.0-*-amd64 could not be fetched into $DEBCACHE"
 fi
 t_done

@@ -1,6 +1,8 @@
 # Shared helpers for tests/integration/*.sh (sourced, POSIX sh + bash).
 # Each test script: sources this, calls t_setup, runs checks, calls t_done.
-# Prints "PASS name" / "FAIL name" lines and ends with "N passed, N failed".
+# Prints "PASS name" / "FAIL name" / "SKIP name: why" lines and ends with
+# "<script>: N passed, N failed, N skipped" (tests/run.sh adds them up and
+# checks that every SKIP line was counted).
 #
 # No secret in any output: the PINs and passphrases below are strings no
 # output contains by accident, and tests/run.sh fails a script when one of
@@ -21,6 +23,7 @@ KEY_PASS=test-passphrase	# of tests/data/rsa2048.enc.key.pem (fixed by the data)
 WRONG_KEY_PASS=wrong-passphrase
 t_passed=0
 t_failed=0
+t_skipped=0
 
 export P11_KIT_STRICT=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -81,6 +84,12 @@ t_fail() {
 	t_failed=$((t_failed + 1))
 }
 
+# t_skip NAME WHY: a check that cannot run here (no root, no network); counted.
+t_skip() {
+	echo "SKIP $1: $2"
+	t_skipped=$((t_skipped + 1))
+}
+
 # t_check NAME COMMAND...: passes when the command succeeds.
 t_check() {
 	name=$1
@@ -94,7 +103,7 @@ t_check() {
 }
 
 t_done() {
-	echo "$(basename "$0" .sh): $t_passed passed, $t_failed failed"
+	echo "$(basename "$0" .sh): $t_passed passed, $t_failed failed, $t_skipped skipped"
 	[ "$t_failed" -eq 0 ]
 }
 

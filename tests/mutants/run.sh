@@ -119,12 +119,12 @@ run_script() {
 		# An argument that names no integration script: the unit tests only.
 		(cd "$dir" && nice -n 10 timeout -k 10 "$to" tests/run.sh -unit-only-) >"$log" 2>&1
 	else
-		(cd "$dir" && MODSIGN_UNIT='echo unit: 0 passed, 0 failed' \
+		(cd "$dir" && MODSIGN_UNIT='echo unit: 0 passed, 0 failed, 0 skipped' \
 			nice -n 10 timeout -k 10 "$to" tests/run.sh "$s") >"$log" 2>&1
 	fi
 	rc=$?
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
-	f=$(echo "$line" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed$/\1/p')
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
+	f=$(echo "$line" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed, [0-9]+ skipped$/\1/p')
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		verdict="did not finish within $to s"
 	elif [ -z "$f" ]; then
