@@ -67,7 +67,7 @@ TST := build/san
 REL_OBJ  := $(patsubst %.c,$(REL)/%.o,$(LIB_SRC) $(CLI_SRC) src/main.c)
 TST_OBJ  := $(patsubst %.c,$(TST)/%.o,$(LIB_SRC) $(CLI_SRC))
 
-.PHONY: all check unit install uninstall clean demo bench kernel-check fuzz check-mutants
+.PHONY: all check unit install uninstall clean demo bench kernel-check fuzz check-mutants analyze
 all: modsign
 
 modsign: $(REL_OBJ)
@@ -159,6 +159,34 @@ uninstall:
 
 clean:
 	rm -rf build modsign
+
+# Static analysis, failing on any finding: gcc -fanalyzer over every source,
+# then clang's scan-build over the same sources when it is installed
+# (scripts/install-deps.sh analyze). Objects go to build/analyze; nothing is
+# linked.
+ANALYZE_CC ?= gcc
+SCAN_BUILD ?= $(shell command -v scan-build 2>/dev/null)
+AN         := build/analyze
+AN_SRC     := $(LIB_SRC) $(CLI_SRC) src/main.c
+
+$(AN)/gcc/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(ANALYZE_CC) $(ALL_CFLAGS) -O1 -fanalyzer $(CFLAGS) -c -o $@ $<
+
+# Compiled by scan-build's compiler wrapper (CC); its findings, not clang's
+# warnings, are what fails.
+$(AN)/clang/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) -O1 $(CFLAGS) -c -o $@ $<
+
+analyze: $(patsubst %.c,$(AN)/gcc/%.o,$(AN_SRC))
+ifneq ($(SCAN_BUILD),)
+	rm -rf $(AN)/clang $(AN)/scan
+	$(SCAN_BUILD) -o $(AN)/scan --status-bugs $(MAKE) --no-print-directory \
+		$(patsubst %.c,$(AN)/clang/%.o,$(AN_SRC))
+else
+	@echo "analyze: scan-build is not installed (scripts/install-deps.sh analyze): gcc -fanalyzer only"
+endif
 
 # libFuzzer targets for every parser of untrusted input (tests/fuzz/README.md).
 # `make fuzz` builds them with clang and runs each for FUZZ_SECONDS, one at a

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs the Debian 12 packages modsign builds and tests with, when missing.
-# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|valgrind|<package>]...   (default: base)
+# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|analyze|valgrind|<package>]...
+#        (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl)
 #   kernel  make kernel-check: kernel build, busybox initramfs, qemu
 #   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
 #   fuzz    make fuzz: clang with libFuzzer
+#   analyze make analyze: clang's scan-build (gcc -fanalyzer needs nothing more)
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
 set -eu
 base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev libgmp-dev
@@ -14,6 +16,7 @@ kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86 patch dkms"
 bench="libssl-dev libengine-pkcs11-openssl time eatmydata"
 fuzz="clang libclang-rt-14-dev"
+analyze="clang clang-tools-14"
 valgrind="valgrind"
 pkgs=""
 [ $# -gt 0 ] || set -- base
@@ -23,6 +26,7 @@ for group in "$@"; do
 	kernel) pkgs="$pkgs $base $kernel" ;;
 	bench) pkgs="$pkgs $base $bench" ;;
 	fuzz) pkgs="$pkgs $base $fuzz" ;;
+	analyze) pkgs="$pkgs $base $analyze" ;;
 	valgrind) pkgs="$pkgs $base $valgrind" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name
 	esac

@@ -15,29 +15,38 @@
 
 #define CERT_FILE_MAX (64 * 1024)
 
-/* "--name=value", "--name value", "-xvalue" or "-x value"; NULL if @arg is not that option. */
-static const char *
-opt_value(int argc, char **argv, int *i, const char *shrt, const char *lng, bool *missing)
+/*
+ * Whether argv[*@i] is the option @shrt or @lng, as "--name=value",
+ * "--name value", "-xvalue" or "-x value". When it is, *@value is its value,
+ * or NULL with *@missing set when none follows (*@i then stays).
+ */
+static bool
+opt_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
+	  const char **value, bool *missing)
 {
 	const char *arg = argv[*i];
 	size_t n = lng != NULL ? strlen(lng) : 0;
 
+	*value = NULL;
 	*missing = false;
 	if (lng != NULL && strncmp(arg, lng, n) == 0 && arg[n] == '=') {
-		return arg + n + 1;
+		*value = arg + n + 1;
+		return true;
 	}
 	if ((lng != NULL && strcmp(arg, lng) == 0) || (shrt != NULL && strcmp(arg, shrt) == 0)) {
 		if (*i + 1 >= argc) {
 			*missing = true;
-			return NULL;
+			return true;
 		}
 		*i += 1;
-		return argv[*i];
+		*value = argv[*i];
+		return true;
 	}
 	if (shrt != NULL && strncmp(arg, shrt, 2) == 0 && arg[2] != '\0') {
-		return arg + 2;
+		*value = arg + 2;
+		return true;
 	}
-	return NULL;
+	return false;
 }
 
 /* "modsign: <what><text>", then the usage lines. */
@@ -54,58 +63,56 @@ static int
 one_option(int argc, char **argv, int *i, unsigned allowed, const char *usage,
 	   struct ms_inspect_args *a)
 {
-	const char *v = NULL;
+	const char *opt = argv[*i], *v = NULL;
 	bool missing = false;
 
-	if ((allowed & MS_INSPECT_OPT_CERT) != 0) {
-		v = opt_value(argc, argv, i, "-c", "--cert", &missing);
-		if (v != NULL) {
-			if (a->n_certs == MS_INSPECT_CERTS_MAX) {
-				return usage_error(usage, "-c", ": too many certificates");
-			}
-			a->certs[a->n_certs++] = v;
-			return MS_EXIT_OK;
+	if ((allowed & MS_INSPECT_OPT_CERT) != 0 &&
+	    opt_value(argc, argv, i, "-c", "--cert", &v, &missing)) {
+		if (missing) {
+			return usage_error(usage, opt, ": needs an argument");
 		}
-	}
-	if (v == NULL && !missing) {
-		v = opt_value(argc, argv, i, "-r", NULL, &missing);
-		if (v != NULL) {
-			if (a->list.n_dirs == sizeof(a->list.dirs) / sizeof(a->list.dirs[0])) {
-				return usage_error(usage, "-r", ": too many directories");
-			}
-			a->list.dirs[a->list.n_dirs++] = v;
-			return MS_EXIT_OK;
+		if (a->n_certs == MS_INSPECT_CERTS_MAX) {
+			return usage_error(usage, "-c", ": too many certificates");
 		}
+		a->certs[a->n_certs++] = v;
+		return MS_EXIT_OK;
 	}
-	if (v == NULL && !missing) {
-		v = opt_value(argc, argv, i, NULL, "--max-module-size", &missing);
-		if (v != NULL) {
-			if (ms_mod_zlimit_parse(v, &a->list.max_module_size) != MS_OK) {
-				return usage_error(usage, "--max-module-size ",
-						   "wants bytes from 1 to 2G-1 (K, M, G suffixes)");
-			}
-			return MS_EXIT_OK;
+	if (opt_value(argc, argv, i, "-r", NULL, &v, &missing)) {
+		if (missing) {
+			return usage_error(usage, opt, ": needs an argument");
 		}
-	}
-	if (v == NULL && !missing) {
-		v = opt_value(argc, argv, i, NULL, "--files-from", &missing);
-		if (v != NULL) {
-			if (a->list.n_files_from ==
-			    sizeof(a->list.files_from) / sizeof(a->list.files_from[0])) {
-				return usage_error(usage, "--files-from", ": too many lists");
-			}
-			a->list.files_from[a->list.n_files_from++] = v;
-			return MS_EXIT_OK;
+		if (a->list.n_dirs == sizeof(a->list.dirs) / sizeof(a->list.dirs[0])) {
+			return usage_error(usage, "-r", ": too many directories");
 		}
+		a->list.dirs[a->list.n_dirs++] = v;
+		return MS_EXIT_OK;
 	}
-	if (missing) {
-		return usage_error(usage, argv[*i], ": needs an argument");
+	if (opt_value(argc, argv, i, NULL, "--max-module-size", &v, &missing)) {
+		if (missing) {
+			return usage_error(usage, opt, ": needs an argument");
+		}
+		if (ms_mod_zlimit_parse(v, &a->list.max_module_size) != MS_OK) {
+			return usage_error(usage, "--max-module-size ",
+					   "wants bytes from 1 to 2G-1 (K, M, G suffixes)");
+		}
+		return MS_EXIT_OK;
 	}
-	if (strcmp(argv[*i], "-0") == 0 || strcmp(argv[*i], "--null") == 0) {
+	if (opt_value(argc, argv, i, NULL, "--files-from", &v, &missing)) {
+		if (missing) {
+			return usage_error(usage, opt, ": needs an argument");
+		}
+		if (a->list.n_files_from ==
+		    sizeof(a->list.files_from) / sizeof(a->list.files_from[0])) {
+			return usage_error(usage, "--files-from", ": too many lists");
+		}
+		a->list.files_from[a->list.n_files_from++] = v;
+		return MS_EXIT_OK;
+	}
+	if (strcmp(opt, "-0") == 0 || strcmp(opt, "--null") == 0) {
 		a->list.null_sep = true;
 		return MS_EXIT_OK;
 	}
-	if ((allowed & MS_INSPECT_OPT_JSON) != 0 && strcmp(argv[*i], "--json") == 0) {
+	if ((allowed & MS_INSPECT_OPT_JSON) != 0 && strcmp(opt, "--json") == 0) {
 		a->json = true;
 		return MS_EXIT_OK;
 	}
