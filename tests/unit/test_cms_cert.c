@@ -81,11 +81,11 @@ MS_TEST(cms_cert_parse_pem_equals_der)
 		}
 		der = cms_cert(data_name(certs[i].name, ".x509.der"));
 		pem = cms_cert(data_name(certs[i].name, ".x509.pem"));
-		CHECK(ms_cms_signer_id_encode(der, false, a, sizeof(a), &la) == MS_OK);
-		CHECK(ms_cms_signer_id_encode(pem, false, b, sizeof(b), &lb) == MS_OK);
+		CHECK_EQ(ms_cms_signer_id_encode(der, false, a, sizeof(a), &la), MS_OK);
+		CHECK_EQ(ms_cms_signer_id_encode(pem, false, b, sizeof(b), &lb), MS_OK);
 		CHECK(la == lb && memcmp(a, b, la) == 0);
-		CHECK(ms_cms_signer_id_encode(der, true, a, sizeof(a), &la) == MS_OK);
-		CHECK(ms_cms_signer_id_encode(pem, true, b, sizeof(b), &lb) == MS_OK);
+		CHECK_EQ(ms_cms_signer_id_encode(der, true, a, sizeof(a), &la), MS_OK);
+		CHECK_EQ(ms_cms_signer_id_encode(pem, true, b, sizeof(b), &lb), MS_OK);
 		CHECK(la == lb && memcmp(a, b, la) == 0);
 		CHECK(der->crt != NULL && pem->crt != NULL);
 		ms_cms_cert_free(der);
@@ -106,12 +106,12 @@ MS_TEST(cms_cert_parse_pem_after_key)
 	CHECK(both != NULL);
 	memcpy(both, key, klen);
 	memcpy(both + klen, crt, clen);
-	CHECK(ms_cms_cert_parse(both, klen + clen, &cert) == MS_OK);
+	CHECK_EQ(ms_cms_cert_parse(both, klen + clen, &cert), MS_OK);
 	ms_cms_cert_subject(cert, subject, sizeof(subject));
-	CHECK(strcmp(subject, "O=modsign test, CN=TEST-ONLY modsign rsa2048") == 0);
+	CHECK_STR_EQ(subject, "O=modsign test, CN=TEST-ONLY modsign rsa2048");
 	ms_cms_cert_free(cert);
 	/* The key alone holds no certificate. */
-	CHECK(ms_cms_cert_parse(key, klen, &cert) == MS_E_MALFORMED);
+	CHECK_EQ(ms_cms_cert_parse(key, klen, &cert), MS_E_MALFORMED);
 	CHECK(cert == NULL);
 	ms_wipe(both, klen + clen);
 	ms_wipe(key, klen);
@@ -126,10 +126,10 @@ MS_TEST(cms_cert_subject_text)
 	char out[64];
 
 	ms_cms_cert_subject(cert, out, sizeof(out));
-	CHECK(strcmp(out, "O=modsign test, CN=TEST-ONLY modsign ec384") == 0);
+	CHECK_STR_EQ(out, "O=modsign test, CN=TEST-ONLY modsign ec384");
 	memset(out, 'x', sizeof(out));
 	ms_cms_cert_subject(cert, out, 5);
-	CHECK(strcmp(out, "O=mo") == 0);
+	CHECK_STR_EQ(out, "O=mo");
 	CHECK(out[5] == 'x');
 	ms_cms_cert_subject(cert, out, 1);
 	CHECK(out[0] == '\0');
@@ -140,7 +140,7 @@ MS_TEST(cms_cert_subject_text)
 	ms_cms_cert_free(cert);
 	cert = cms_cert("rsa2048-noskid.x509.der");
 	ms_cms_cert_subject(cert, out, sizeof(out));
-	CHECK(strcmp(out, "CN=TEST-ONLY modsign key without SKID") == 0);
+	CHECK_STR_EQ(out, "CN=TEST-ONLY modsign key without SKID");
 	ms_cms_cert_free(cert);
 }
 
@@ -163,9 +163,9 @@ MS_TEST(cms_cert_parse_garbage)
 	}
 	CHECK(ms_cms_cert_parse(buf, ms_test_hex("30 03 02 01 01", buf, sizeof(buf)), &cert) ==
 	      MS_E_MALFORMED);
-	CHECK(ms_cms_cert_parse(buf, 0, &cert) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_parse(NULL, 10, &cert) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_parse(buf, 5, NULL) == MS_E_ARG);
+	CHECK_EQ(ms_cms_cert_parse(buf, 0, &cert), MS_E_MALFORMED);
+	CHECK_EQ(ms_cms_cert_parse(NULL, 10, &cert), MS_E_MALFORMED);
+	CHECK_EQ(ms_cms_cert_parse(buf, 5, NULL), MS_E_ARG);
 	ms_cms_cert_free(NULL);
 }
 
@@ -183,14 +183,14 @@ MS_TEST(cms_cert_parse_truncated_and_trailing)
 
 		CHECK(t != NULL);
 		memcpy(t, p, n);
-		CHECK(ms_cms_cert_parse(t, n, &cert) == MS_E_MALFORMED);
+		CHECK_EQ(ms_cms_cert_parse(t, n, &cert), MS_E_MALFORMED);
 		CHECK(cert == NULL);
 		free(t);
 	}
 	memcpy(q, p, len);
 	q[len] = 0x00;
-	CHECK(ms_cms_cert_parse(q, len + 1, &cert) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_parse(q, len, &cert) == MS_OK);
+	CHECK_EQ(ms_cms_cert_parse(q, len + 1, &cert), MS_E_MALFORMED);
+	CHECK_EQ(ms_cms_cert_parse(q, len, &cert), MS_OK);
 	ms_cms_cert_free(cert);
 	free(p);
 	free(q);
@@ -205,7 +205,7 @@ MS_TEST(cms_cert_unsupported_keys)
 		size_t len = 0;
 		uint8_t *p = cms_read(names[i], &len);
 
-		CHECK(ms_cms_cert_parse(p, len, &cert) == MS_E_UNSUPPORTED);
+		CHECK_EQ(ms_cms_cert_parse(p, len, &cert), MS_E_UNSUPPORTED);
 		CHECK(cert == NULL);
 		free(p);
 	}
@@ -294,7 +294,7 @@ MS_TEST(cms_cert_too_big)
 
 	CHECK(p != NULL);
 	p[0] = 0x30;
-	CHECK(ms_cms_cert_parse(p, MS_CMS_CERT_MAX + 1, &cert) == MS_E_MALFORMED);
+	CHECK_EQ(ms_cms_cert_parse(p, MS_CMS_CERT_MAX + 1, &cert), MS_E_MALFORMED);
 	free(p);
 }
 
@@ -324,17 +324,17 @@ MS_TEST(cms_cert_find_skid)
 	      MS_OK);
 	CHECK(skid.len == 1 && skid.p[0] == 0xaa);
 	/* absent */
-	CHECK(find_skid_hex("30 0e 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00", &skid) == MS_OK);
+	CHECK_EQ(find_skid_hex("30 0e 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00", &skid), MS_OK);
 	CHECK(skid.len == 0);
 	/* twice */
 	CHECK(find_skid_hex("30 18 30 0a 06 03 55 1d 0e 04 03 04 01 01"
 			    " 30 0a 06 03 55 1d 0e 04 03 04 01 02", &skid) == MS_E_MALFORMED);
 	/* KeyIdentifier not an OCTET STRING, or with bytes after it */
-	CHECK(find_skid_hex("30 0b 30 09 06 03 55 1d 0e 04 02 05 00", &skid) == MS_E_MALFORMED);
+	CHECK_EQ(find_skid_hex("30 0b 30 09 06 03 55 1d 0e 04 02 05 00", &skid), MS_E_MALFORMED);
 	CHECK(find_skid_hex("30 0c 30 0a 06 03 55 1d 0e 04 03 04 00 00", &skid) ==
 	      MS_E_MALFORMED);
 	/* extnValue missing; bytes after the list; indefinite length */
-	CHECK(find_skid_hex("30 07 30 05 06 03 55 1d 0e", &skid) == MS_E_MALFORMED);
+	CHECK_EQ(find_skid_hex("30 07 30 05 06 03 55 1d 0e", &skid), MS_E_MALFORMED);
 	CHECK(find_skid_hex("30 0c 30 0a 06 03 55 1d 0e 04 03 04 01 01 00", &skid) ==
 	      MS_E_MALFORMED);
 	CHECK(find_skid_hex("30 80 30 09 06 03 55 1d 0e 04 02 04 00 00 00", &skid) ==
@@ -387,13 +387,13 @@ MS_TEST(cms_cert_signer_id_noskid)
 
 	CHECK(!ms_cms_cert_has_skid(cert));
 	CHECK(!ms_cms_cert_has_skid(NULL));
-	CHECK(ms_cms_signer_id_encode(cert, true, out, sizeof(out), &len) == MS_E_NOTFOUND);
-	CHECK(ms_cms_signer_id_encode(cert, true, NULL, 0, &len) == MS_E_NOTFOUND);
-	CHECK(ms_cms_signer_id_encode(cert, false, out, sizeof(out), &len) == MS_OK);
+	CHECK_EQ(ms_cms_signer_id_encode(cert, true, out, sizeof(out), &len), MS_E_NOTFOUND);
+	CHECK_EQ(ms_cms_signer_id_encode(cert, true, NULL, 0, &len), MS_E_NOTFOUND);
+	CHECK_EQ(ms_cms_signer_id_encode(cert, false, out, sizeof(out), &len), MS_OK);
 	CHECK(out[0] == 0x30 && out[len - 3] == 0x02 && out[len - 2] == 0x01 &&
 	      out[len - 1] == 0x07);
-	CHECK(ms_cms_signer_id_encode(NULL, false, out, sizeof(out), &len) == MS_E_ARG);
-	CHECK(ms_cms_signer_id_encode(cert, false, out, sizeof(out), NULL) == MS_E_ARG);
+	CHECK_EQ(ms_cms_signer_id_encode(NULL, false, out, sizeof(out), &len), MS_E_ARG);
+	CHECK_EQ(ms_cms_signer_id_encode(cert, false, out, sizeof(out), NULL), MS_E_ARG);
 	ms_cms_cert_free(cert);
 }
 
