@@ -193,7 +193,7 @@ endif
 # time; it fails if any target crashes (inputs saved in build/fuzz/crashes/).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip
+FUZZ_TARGETS ?= trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text
 FUZZ         := build/fuzz
 FUZZ_SAN     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=all
@@ -211,6 +211,7 @@ FUZZ_SRC_list              = src/cli_list.c src/cli_msg.c $(wildcard src/modfmt/
 FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_token             = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_pin               = src/cli_pin.c $(FUZZ_COMMON)
+FUZZ_SRC_text              = src/cli_msg.c $(FUZZ_COMMON)
 FUZZ_SRC_agent             = src/agent/proto.c src/agent/sock.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_xz                = tests/fuzz/fuzz_zdec.c $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_zstd              = $(FUZZ_SRC_xz)
