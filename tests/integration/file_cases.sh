@@ -288,7 +288,10 @@ fi
 # Bulk, -b, token through the slow shim: another process fills the disk as
 # soon as the first module is signed, and keeps it full: the space a
 # replaced module frees when modsign closes it would otherwise let the next
-# one fit, and that one the next (seen: all six signed).
+# one fit, and that one the next (seen: all six signed). The second
+# signature is held (HANG) for 3 s, so that the filler is sure to have
+# filled the disk before the second module is written, however loaded the
+# machine (a 400 ms signature alone was not always enough).
 if [ ! -f "$SHIM" ]; then
 	make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1
 fi
@@ -297,8 +300,9 @@ if [ ! -f "$SHIM" ]; then
 elif disk midrun 128k; then
 	D=$T/midrun
 	cp "$T"/big/mod00[0-5].ko "$D/"
-	SLOWTOKEN_SIGN_MS=$((400 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$D"/*.ko \
-		>"$T/out" 2>&1 &
+	SLOWTOKEN_SIGN_MS=$((400 * SLOW_X)) SLOWTOKEN_FAULT=C_Sign:2:HANG \
+		SLOWTOKEN_HANG_MS=$((3000 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 \
+		"$slow_uri" "$cert" "$D"/*.ko >"$T/out" 2>&1 &
 	bg_pid=$!
 	for _ in $(seq 300); do
 		tail -c 28 "$D/mod000.ko" | grep -qF "$MARKER" && break

@@ -141,7 +141,7 @@ if in_ns true 2>/dev/null; then
 			"$(grep -E '^C_(Login|OpenSession) ' "$T/st.log")"
 	fi
 else
-	echo "SKIP own registry: no private mount namespace here (unshare --mount)"
+	t_skip "own registry" "no private mount namespace here (unshare --mount)"
 fi
 
 # A true tie: the key on both tokens. An error listing both, no C_Login.
