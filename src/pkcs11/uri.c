@@ -355,7 +355,7 @@ shown_len(const char *v, size_t len)
 void
 ms_p11_uri_redact(const char *arg, char *out, size_t cap)
 {
-	char text[URI_LEN_MAX + 1];
+	char text[URI_LEN_MAX + 1] = "";	/* zeroed: scan-build cannot see uri_strip() fill it */
 	char name[URI_NAME_MAX + 1];
 	struct uri_walk w;
 	struct uri_piece pc;
