@@ -357,10 +357,10 @@ if deb=$(deb_fetch linux-image-6.12-cloud-amd64 'linux-image-6\.12\.[0-9]+\+deb1
 		run_ms verify -c "$T/debkey.der" "$T/deb1.ko.xz"
 		expect_fail "Debian .ko.xz with a changed byte: FAIL" 1 "^FAIL $T/deb1.ko.xz: xz: "
 	else
-		echo "SKIP Debian 6.12: certificate not found in vmlinuz"
+		t_skip "Debian 6.12" "certificate not found in vmlinuz"
 	fi
 	rm -rf "$T/deb"
 else
-	echo "SKIP Debian 6.12 cloud modules: linux-image-6.12.*-cloud-amd64 could not be fetched into $DEBCACHE"
+	t_skip "Debian 6.12 cloud modules" "linux-image-6.12.*-cloud-amd64 could not be fetched into $DEBCACHE"
 fi
 t_done
