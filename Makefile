@@ -165,7 +165,9 @@ clean:
 # (scripts/install-deps.sh analyze). Objects go to build/analyze; nothing is
 # linked.
 ANALYZE_CC ?= gcc
-SCAN_BUILD ?= $(shell command -v scan-build 2>/dev/null)
+# clang-tools-14 alone installs scan-build-14; clang-tools adds the plain name.
+SCAN_BUILD ?= $(firstword $(shell command -v scan-build 2>/dev/null) \
+                        $(shell command -v scan-build-14 2>/dev/null))
 AN         := build/analyze
 AN_SRC     := $(LIB_SRC) $(CLI_SRC) src/main.c
 
