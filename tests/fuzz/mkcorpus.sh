@@ -1,7 +1,9 @@
 #!/bin/bash
 # Regenerates the seed corpus of tests/fuzz/corpus/<target>/ from the TEST-ONLY
 # files of tests/data (deterministic but for the pbes2 and encrypted key seeds:
-# OpenSSL picks their salt and IV; crash-* reproducers are kept).
+# OpenSSL picks their salt and IV). Kept: crash-* reproducers and the inputs a
+# fuzzer run added under their SHA-1 (40 hex digits), which this script cannot
+# make again; every other file is remade or, if no longer made here, removed.
 # Needs openssl for two SPKI and key conversions. Usage: tests/fuzz/mkcorpus.sh
 set -eu
 cd "$(dirname "$0")"
@@ -9,7 +11,7 @@ D=../data
 C=corpus
 for t in trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text; do
 	mkdir -p "$C/$t"
-	find "$C/$t" -type f ! -name 'crash-*' -delete
+	find "$C/$t" -type f ! -name 'crash-*' -regextype posix-extended ! -regex '.*/[0-9a-f]{40}' -delete
 done
 
 # le64 N: 8 bytes, little-endian. be32 N: 4 bytes, big-endian.
@@ -144,7 +146,7 @@ openssl pkcs8 -topk8 -in $D/ec256.key.pem -v1 PBE-SHA1-3DES -iter 64 -passout $p
 printf 'a.ko\nkernel/drivers/b.ko\n' >"$C/list/two"
 printf 'a.ko\000kernel/drivers/b.ko\000' >"$C/list/two-nul"
 printf '\n\na.ko\n\nb.ko' >"$C/list/blanks-no-final"
-printf 'a.ko\r\nb.ko\r\n' >"$C/list/crlf"
+printf 'a.ko\nb.ko\r\nc.ko\n' >"$C/list/crlf"
 printf 'a\000b.ko\n' >"$C/list/nul-in-name"
 { head -c 4095 /dev/zero | tr '\0' 'x'; printf '\n'; } >"$C/list/name-4095"
 { head -c 4096 /dev/zero | tr '\0' 'x'; printf '\n'; } >"$C/list/name-4096"

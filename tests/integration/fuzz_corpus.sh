@@ -66,6 +66,39 @@ build() {
 	$CC -fsanitize=address,undefined -o "$OUT/fuzz_$t" "${objs[@]}" $LIBS_R 2>"$T/cc.err"
 }
 
+# tests/fuzz/mkcorpus.sh on a copy of the corpus with a seed it no longer
+# makes: it keeps what a fuzzer added (SHA-1 names) and the crash-*
+# reproducers, removes that seed, and makes again every other seed of the
+# tree, byte for byte but for those made with OpenSSL's random salt and IV.
+m=$T/mkcorpus
+mkdir -p "$m/tests/fuzz"
+cp tests/fuzz/mkcorpus.sh "$m/tests/fuzz/"
+ln -s "$TOP/tests/data" "$m/tests/data"
+cp -r tests/fuzz/corpus "$m/tests/fuzz/"
+: >"$m/tests/fuzz/corpus/uri/no-longer-made"
+if "$m/tests/fuzz/mkcorpus.sh" >"$T/out" 2>&1; then
+	t_pass "mkcorpus.sh runs"
+else
+	t_fail "mkcorpus.sh runs" "$(tail -n 5 "$T/out")"
+fi
+(cd tests/fuzz/corpus && find . -type f | sort) >"$T/tree"
+(cd "$m/tests/fuzz/corpus" && find . -type f | sort) >"$T/made"
+kept=$(grep -cE '/([0-9a-f]{40}|crash-[^/]*)$' "$T/tree")
+changed=""
+while IFS= read -r f; do
+	case $f in
+	./pbes2/* | ./key/*pbes2*) ;;
+	*) cmp -s "tests/fuzz/corpus/$f" "$m/tests/fuzz/corpus/$f" || changed="$changed $f" ;;
+	esac
+done <"$T/tree"
+if [ "$kept" -gt 0 ] && diff "$T/tree" "$T/made" >"$T/diff" && [ -z "$changed" ]; then
+	t_pass "mkcorpus.sh: $kept fuzzer-found and crash-* files kept, a stale seed removed, the others made again"
+else
+	t_fail "mkcorpus.sh: $kept fuzzer-found and crash-* files kept, a stale seed removed, the others made again" \
+		"$(head -n 20 "$T/diff")" "not made the same:$changed"
+fi
+rm -rf "$m"	# its script names the test passphrase
+
 for dir in tests/fuzz/corpus/*/; do
 	t=$(basename "$dir")
 	if ! build "$t"; then
