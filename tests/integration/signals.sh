@@ -97,7 +97,7 @@ signal_mid_write() {
 	state
 }
 if ! command -v strace >/dev/null; then
-	echo "SKIP signals while a module is written: no strace (scripts/install-deps.sh)"
+	t_skip "signals while a module is written" "no strace (scripts/install-deps.sh)"
 else
 	key=$DATA/rsa2048.key.pem
 	signal_mid_write "single, one SIGTERM" 1 1 sha256 "$key" "$cert" "$T/w/mod000.ko"
