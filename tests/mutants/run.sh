@@ -26,7 +26,9 @@
 # patched file is recompiled. Scripts run through the copy's tests/run.sh, so
 # its secret check counts too; TOP, MODSIGN and the rest follow from the
 # copy's own location. Everything runs under nice -n 10, one mutant at a time.
-# Patch header lines: "# scripts: a b" (integration script names, or "unit"),
+# Patch header lines: "# scripts: a b" (integration script names, "unit", or
+# "powercut": tests/powercut/run.sh, POWERCUT_CUTS (default 5) cuts on ext4
+# with noauto_da_alloc and on xfs, each stopped at its first failed cut),
 # "# timeout: S" (per script, default 900), "# gap: why" (skipped unless named
 # or --with-gaps). KILL_TEST_KILLS defaults to 10 here (kill.sh's SIGKILL
 # rounds; its SIGTERM/SIGINT checks are unchanged).
@@ -118,13 +120,20 @@ run_script() {
 	if [ "$s" = unit ]; then
 		# An argument that names no integration script: the unit tests only.
 		(cd "$dir" && nice -n 10 timeout -k 10 "$to" tests/run.sh -unit-only-) >"$log" 2>&1
+	elif [ "$s" = powercut ]; then
+		# make powercut-check on the copy's release build, shortened: the
+		# file systems that do not hide a missing fsync, each stopped at its
+		# first failed cut (tests/powercut/README.md).
+		(cd "$dir" && POWERCUT_STOP=1 POWERCUT_CUTS=${POWERCUT_CUTS:-5} \
+			POWERCUT_FS=${POWERCUT_FS:-ext4-noauto xfs} \
+			nice -n 10 timeout -k 10 "$to" tests/powercut/run.sh) >"$log" 2>&1
 	else
 		(cd "$dir" && MODSIGN_UNIT='echo unit: 0 passed, 0 failed, 0 skipped' \
 			nice -n 10 timeout -k 10 "$to" tests/run.sh "$s") >"$log" 2>&1
 	fi
 	rc=$?
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
-	f=$(echo "$line" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed, [0-9]+ skipped$/\1/p')
+	line=$(grep -E '^(powercut: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -n 1)
+	f=$(echo "$line" | sed -nE 's/^(powercut: )?[0-9]+ passed, ([0-9]+) failed(, [0-9]+ skipped)?$/\2/p')
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		verdict="did not finish within $to s"
 	elif [ -z "$f" ]; then
@@ -139,7 +148,11 @@ run_script() {
 }
 
 script_name() {
-	[ "$1" = unit ] && echo "unit tests" || echo "$1.sh"
+	case $1 in
+	unit) echo "unit tests" ;;
+	powercut) echo "powercut-check" ;;
+	*) echo "$1.sh" ;;
+	esac
 }
 
 first_fail() {
