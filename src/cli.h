@@ -174,6 +174,8 @@ ms_err ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cer
 			  struct ms_tokens *out) MS_MUST_CHECK;
 /* ms_cli_tokens_close() - free every signer but signer[0], wipe the PINs. */
 void ms_cli_tokens_close(struct ms_tokens *t);
+/* ms_cli_tokens_wipe() - wipe the PINs only (the process ends with a token hung). */
+void ms_cli_tokens_wipe(struct ms_tokens *t);
 
 /* Certificates one run may trust: every verify -c, each file a PEM bundle of them. */
 #define MS_CLI_TRUST_MAX 64

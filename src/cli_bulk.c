@@ -316,6 +316,16 @@ worker(void *arg)
 	return NULL;
 }
 
+/* One of several tokens failed mid-run (--key): the others sign its share. */
+static void
+on_drop(void *ctx, unsigned k, const char *why)
+{
+	struct run *r = ctx;
+	const char *name = k < r->job->tokens.n ? r->job->tokens.name[k] : "a token";
+
+	ms_cli_warn("%s dropped: %s; the other tokens sign the rest", name, why);
+}
+
 /* Names each lane whose signature has run past --token-timeout; how many. */
 static size_t
 report_hung(struct run *r)
@@ -398,6 +408,24 @@ watch(struct run *r, unsigned started)
 	}
 }
 
+/* --key: how many signatures each token made, and which were dropped. */
+static void
+token_summary(struct run *r)
+{
+	unsigned n = r->pool != NULL ? ms_lanes_signers(r->pool) : 0;
+
+	for (unsigned k = 0; k < n && n > 1 && k < r->job->tokens.n; k++) {
+		struct ms_lanes_signer_stat st;
+
+		ms_lanes_signer_stat(r->pool, k, &st);
+		if (!r->job->opts->quiet || st.is_dropped) {
+			fprintf(stderr, "modsign: %s: %zu signature%s%s\n", r->job->tokens.name[k],
+				st.signatures, st.signatures == 1 ? "" : "s",
+				st.is_dropped ? ", dropped" : "");
+		}
+	}
+}
+
 static void
 summary(struct run *r)
 {
@@ -438,6 +466,7 @@ summary(struct run *r)
 			"%.2f ms per module signed\n", ok, bad, refused, skipped, pending, n, secs,
 			ok > 0 ? secs * 1000.0 / (double)ok : 0.0);
 	}
+	token_summary(r);
 }
 
 /*
@@ -456,6 +485,18 @@ worker_count(size_t n_modules, unsigned lanes)
 		w = lanes + cpus;
 	}
 	return n_modules < w ? (unsigned)(n_modules == 0 ? 1 : n_modules) : w;
+}
+
+/* The key's lanes: every token's with --key. */
+static unsigned
+job_lanes(const struct ms_job *job)
+{
+	unsigned lanes = job->signer != NULL ? ms_signer_lanes(job->signer) : 0;
+
+	for (size_t k = 1; job->signer != NULL && k < job->tokens.n; k++) {
+		lanes += ms_signer_lanes(job->tokens.signer[k]);
+	}
+	return lanes;
 }
 
 static void
@@ -492,13 +533,14 @@ static struct run *
 run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_name_set *names,
 	struct ms_dir_set *dirs)
 {
-	struct ms_lanes_cfg cfg = { MS_RECOVERIES_MAX, job->opts->token_timeout };
+	struct ms_lanes_cfg cfg = { MS_RECOVERIES_MAX, job->opts->token_timeout, on_drop, NULL };
 	struct run *r = calloc(1, sizeof(*r));
 	pthread_mutexattr_t ma;
 
 	if (r == NULL) {
 		return NULL;
 	}
+	cfg.ctx = r;
 	r->job = job;
 	r->list = list;
 	r->names = names;
@@ -509,6 +551,12 @@ run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_n
 	if (r->state == NULL || ms_tmp_set_init(&r->tmps) != MS_OK ||
 	    (job->signer != NULL && ms_lanes_new(job->signer, &cfg, &r->pool) != MS_OK)) {
 		goto fail;
+	}
+	/* --key: the other tokens' lanes behind the same pool. */
+	for (size_t k = 1; r->pool != NULL && k < job->tokens.n; k++) {
+		if (ms_lanes_add(r->pool, job->tokens.signer[k]) != MS_OK) {
+			goto fail;
+		}
 	}
 	if (pipe(r->wake) != 0) {
 		goto fail;
@@ -559,8 +607,7 @@ ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
 	struct run *r = NULL;
 	struct sigaction old[N_STOP_SIGNALS];
 	pthread_t *th = NULL;
-	unsigned lanes = job->signer != NULL ? ms_signer_lanes(job->signer) : 0;
-	unsigned n_workers = worker_count(list->n, lanes), started = 0;
+	unsigned n_workers = worker_count(list->n, job_lanes(job)), started = 0;
 
 	memset(end, 0, sizeof(*end));
 	end->rc = MS_EXIT_FAIL;
@@ -594,6 +641,10 @@ ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
 	if (n_finished(r) == list->n && list->n > 0 &&
 	    atomic_load(&r->n_state[MOD_FAILED]) + atomic_load(&r->n_state[MOD_REFUSED]) == 0) {
 		end->rc = MS_EXIT_OK;
+	}
+	/* A dropped token's thread still inside it: no freeing, no C_Finalize. */
+	if (r->pool != NULL && ms_lanes_stuck(r->pool)) {
+		end->stuck = true;
 	}
 	end->signo = first_signal;
 	end->at_once = r->at_once;

@@ -435,15 +435,21 @@ out:
 }
 
 void
+ms_cli_tokens_wipe(struct ms_tokens *t)
+{
+	for (size_t i = 0; t->pins != NULL && i < MS_TOKENS_MAX; i++) {
+		ms_pin_clear(&t->pins[i]);
+	}
+}
+
+void
 ms_cli_tokens_close(struct ms_tokens *t)
 {
 	for (size_t i = 1; i < t->n; i++) {
 		ms_signer_free(t->signer[i]);
 	}
 	if (t->pins != NULL) {
-		for (size_t i = 0; i < MS_TOKENS_MAX; i++) {
-			ms_pin_clear(&t->pins[i]);
-		}
+		ms_cli_tokens_wipe(t);
 		(void)munlock(t->pins, MS_TOKENS_MAX * sizeof(*t->pins));
 		free(t->pins);
 	}

@@ -114,11 +114,13 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 			end.rc = MS_EXIT_FAIL;
 		}
 		ms_pin_clear(&job->pin);
+		ms_cli_tokens_wipe(&job->tokens);
 		if (end.signo != 0) {
 			die_by(end.signo);
 		}
 		fflush(NULL);
-		_exit(MS_EXIT_FAIL);
+		/* Every module signed: only a dropped token (--key) hung. */
+		_exit(end.rc);
 	}
 	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
 		end.rc = MS_EXIT_FAIL;

@@ -9,8 +9,17 @@
  * A failed signature does not stop the pool: the owner decides (a bulk run
  * stops, the agent fails that request). Nothing is printed here.
  *
- * Lanes are numbered across the pool, so that lanes of several signers
- * (several tokens holding one key) can stand behind it later.
+ * Several signers (tokens holding copies of one key, issue 19) may stand
+ * behind one pool, their lanes numbered on from the first's: a signature
+ * goes to whichever lane is free first. A signer that fails (a removed
+ * token, CKR_DEVICE_ERROR, a signature past the token timeout) is dropped
+ * while another is alive: its lanes are lent no more, and the signature is
+ * made on another signer's lane before ms_lanes_sign() returns, so no
+ * caller sees the failure. A call into a token cannot be cancelled, so to
+ * leave a hung one behind, the signatures of a pool of several signers are
+ * made on each lane's own thread, the caller waiting at most the token
+ * timeout. The last signer alive is never dropped: its failure is the
+ * caller's, as with one signer, and a hang of it is for the watchdog.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -22,25 +31,67 @@
 
 #include "signer_internal.h"
 
+/* A lane's own thread (pools of several signers): what it is doing. */
+enum lane_state {
+	LANE_IDLE = 0,
+	LANE_ASKED,		/* a request waits for the lane's thread */
+	LANE_DONE,		/* the result waits for the caller */
+	LANE_LEFT,		/* the caller left (token timeout): the thread is inside the token */
+	LANE_QUIT,		/* the pool is being freed */
+};
+
+/* One signer behind the pool. */
+struct member {
+	struct ms_signer *signer;
+	atomic_bool is_dropped;
+	atomic_size_t signatures;
+};
+
 struct lane {
 	struct ms_signer *signer;
+	unsigned member;		/* index in the pool's members */
 	unsigned index;			/* the signer's own lane number */
 	_Atomic uint64_t busy_since;	/* ns when its signature began, 0 idle */
 	const char *_Atomic label;	/* the request being signed */
+
+	/* Pools of several signers: the lane's thread and its one request. */
+	bool has_thread;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* on CLOCK_MONOTONIC */
+	enum lane_state state;		/* guarded by mu */
+	struct ms_signer_req req;	/* a copy; the digest is in digest[] */
+	uint8_t digest[MS_HASH_MAX_SIZE];
+	uint8_t sig[MS_SIG_MAX];
+	size_t sig_len;
+	ms_err err;
+	struct ms_lanes_result res;
 };
 
 struct ms_lanes {
 	struct ms_lanes_cfg cfg;
+	struct ms_lanes *self;		/* for the lane threads' argument */
 	struct lane *lane;
 	unsigned n;
+	struct member *member;
+	unsigned n_members;
+	bool is_threaded;		/* several signers and a token timeout */
 
 	/* The lanes not in use: a stack guarded by lock. */
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
 	unsigned *free_lane;
 	unsigned n_free;
+	unsigned n_alive;		/* members not dropped; guarded by lock */
 	atomic_bool stopped;
 	atomic_uint recoveries;		/* lost sessions brought back so far */
+	atomic_uint n_left;		/* lane threads left inside a token */
+};
+
+/* What a lane's thread gets: the pool and its lane. */
+struct lane_arg {
+	struct ms_lanes *p;
+	unsigned lane;
 };
 
 static uint64_t
@@ -52,40 +103,233 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Room for @n_lanes lanes and @n_members members in all. */
+static ms_err
+grow(struct ms_lanes *p, unsigned n_lanes, unsigned n_members)
+{
+	struct lane *lane = realloc(p->lane, n_lanes * sizeof(*lane));
+	unsigned *free_lane = NULL;
+	struct member *member = NULL;
+
+	if (lane == NULL) {
+		return MS_E_NOMEM;
+	}
+	p->lane = lane;
+	free_lane = realloc(p->free_lane, n_lanes * sizeof(*free_lane));
+	if (free_lane == NULL) {
+		return MS_E_NOMEM;
+	}
+	p->free_lane = free_lane;
+	member = realloc(p->member, n_members * sizeof(*member));
+	if (member == NULL) {
+		return MS_E_NOMEM;
+	}
+	p->member = member;
+	return MS_OK;
+}
+
+/* Puts every lane of @s behind the pool, free, lowest number on top. */
+static ms_err
+add_member(struct ms_lanes *p, struct ms_signer *s)
+{
+	unsigned n = ms_signer_lanes(s);
+	unsigned first = p->n;
+	struct member *m = NULL;
+	ms_err err;
+
+	if (n == 0 || n > UINT_MAX - 1 - p->n) {
+		return MS_E_ARG;
+	}
+	err = grow(p, p->n + n, p->n_members + 1);
+	if (err != MS_OK) {
+		return err;
+	}
+	m = &p->member[p->n_members];
+	m->signer = s;
+	atomic_init(&m->is_dropped, false);
+	atomic_init(&m->signatures, 0);
+	for (unsigned l = 0; l < n; l++) {
+		struct lane *ln = &p->lane[first + l];
+
+		memset(ln, 0, sizeof(*ln));
+		ln->signer = s;
+		ln->member = p->n_members;
+		ln->index = l;
+		atomic_init(&ln->busy_since, 0);
+		atomic_init(&ln->label, NULL);
+	}
+	/* The stack's top is its end: the new lanes go under the old ones. */
+	memmove(p->free_lane + n, p->free_lane, p->n_free * sizeof(*p->free_lane));
+	for (unsigned l = 0; l < n; l++) {
+		p->free_lane[l] = first + n - 1 - l;
+	}
+	p->n_free += n;
+	p->n += n;
+	p->n_members++;
+	p->n_alive++;
+	return MS_OK;
+}
+
 ms_err
 ms_lanes_new(struct ms_signer *s, const struct ms_lanes_cfg *cfg, struct ms_lanes **out)
 {
 	struct ms_lanes *p = NULL;
-	unsigned n = 0;
+	ms_err err;
 
 	*out = NULL;
 	if (s == NULL || cfg == NULL || ms_signer_lanes(s) == 0) {
 		return MS_E_ARG;
 	}
-	n = ms_signer_lanes(s);
 	p = calloc(1, sizeof(*p));
 	if (p == NULL) {
 		return MS_E_NOMEM;
 	}
-	p->lane = calloc(n, sizeof(*p->lane));
-	p->free_lane = calloc(n, sizeof(*p->free_lane));
-	if (p->lane == NULL || p->free_lane == NULL) {
+	p->cfg = *cfg;
+	p->self = p;
+	err = add_member(p, s);
+	if (err != MS_OK) {
 		free(p->lane);
 		free(p->free_lane);
+		free(p->member);
 		free(p);
-		return MS_E_NOMEM;
-	}
-	p->cfg = *cfg;
-	p->n = n;
-	for (unsigned l = 0; l < n; l++) {
-		p->lane[l].signer = s;
-		p->lane[l].index = l;
-		/* Lane 0 on top: a caller that needs one lane uses the first session. */
-		p->free_lane[p->n_free++] = n - 1 - l;
+		return err;
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->freed, NULL);
 	*out = p;
+	return MS_OK;
+}
+
+/* The signature with the bounded recovery of a lost session, stamped busy. */
+static ms_err
+sign_stamped(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
+	     size_t cap, size_t *sig_len)
+{
+	struct lane *l = &p->lane[lane];
+	ms_err err;
+
+	atomic_store(&l->label, req->label);
+	atomic_store(&l->busy_since, now_ns());
+	err = ms_signer_sign(l->signer, l->index, req, sig, cap, sig_len);
+	atomic_store(&l->busy_since, 0);
+	return err;
+}
+
+static ms_err
+sign_recovering(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req,
+		uint8_t *sig, size_t cap, size_t *sig_len, struct ms_lanes_result *res)
+{
+	struct lane *l = &p->lane[lane];
+	ms_err err;
+
+	err = sign_stamped(p, lane, req, sig, cap, sig_len);
+	if (err != MS_OK && ms_signer_can_recover(l->signer) &&
+	    atomic_fetch_add(&p->recoveries, 1) < p->cfg.recoveries_max) {
+		/* A lost session: re-open it (logging in again) and try once more. */
+		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+		if (ms_signer_recover(l->signer, l->index) == MS_OK) {
+			res->recovered = true;
+			err = sign_stamped(p, lane, req, sig, cap, sig_len);
+		}
+	}
+	if (err != MS_OK) {
+		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+	}
+	return err;
+}
+
+/*
+ * A lane's own thread: makes the signatures asked of its lane. When its
+ * caller has left (the token timeout passed), the lane's signer is dropped:
+ * the thread ends as soon as the token lets it go, if ever.
+ */
+static void *
+lane_thread(void *arg)
+{
+	struct lane_arg *a = arg;
+	struct ms_lanes *p = a->p;
+	struct lane *l = &p->lane[a->lane];
+	unsigned lane = a->lane;
+
+	free(a);
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		ms_err err;
+
+		while (l->state != LANE_ASKED && l->state != LANE_QUIT) {
+			pthread_cond_wait(&l->cv, &l->mu);
+		}
+		if (l->state == LANE_QUIT) {
+			break;
+		}
+		pthread_mutex_unlock(&l->mu);
+		err = sign_recovering(p, lane, &l->req, l->sig, sizeof(l->sig), &l->sig_len, &l->res);
+		pthread_mutex_lock(&l->mu);
+		if (l->state == LANE_LEFT) {
+			atomic_fetch_sub(&p->n_left, 1);
+			l->state = LANE_QUIT;	/* a dropped signer's lane: never asked again */
+			break;
+		}
+		l->err = err;
+		l->state = LANE_DONE;
+		pthread_cond_broadcast(&l->cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+static ms_err
+lane_thread_start(struct ms_lanes *p, unsigned lane)
+{
+	struct lane *l = &p->lane[lane];
+	struct lane_arg *a = NULL;
+	pthread_condattr_t ca;
+
+	if (l->has_thread) {
+		return MS_OK;
+	}
+	a = malloc(sizeof(*a));
+	if (a == NULL) {
+		return MS_E_NOMEM;
+	}
+	a->p = p;
+	a->lane = lane;
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	l->state = LANE_IDLE;
+	if (pthread_create(&l->thread, NULL, lane_thread, a) != 0) {
+		pthread_mutex_destroy(&l->mu);
+		pthread_cond_destroy(&l->cv);
+		free(a);
+		return MS_E_NOMEM;
+	}
+	l->has_thread = true;
+	return MS_OK;
+}
+
+ms_err
+ms_lanes_add(struct ms_lanes *p, struct ms_signer *s)
+{
+	ms_err err;
+
+	if (p == NULL || s == NULL) {
+		return MS_E_ARG;
+	}
+	err = add_member(p, s);
+	if (err != MS_OK) {
+		return err;
+	}
+	/* A hung token can only be left behind by a thread that waits for it. */
+	p->is_threaded = p->cfg.token_timeout > 0;
+	for (unsigned l = 0; l < p->n && p->is_threaded; l++) {
+		err = lane_thread_start(p, l);
+		if (err != MS_OK) {
+			return err;
+		}
+	}
 	return MS_OK;
 }
 
@@ -95,10 +339,28 @@ ms_lanes_free(struct ms_lanes *p)
 	if (p == NULL) {
 		return;
 	}
+	if (atomic_load(&p->n_left) > 0) {
+		return;	/* a thread is inside a token and uses the pool: it stays */
+	}
+	for (unsigned l = 0; l < p->n; l++) {
+		struct lane *ln = &p->lane[l];
+
+		if (!ln->has_thread) {
+			continue;
+		}
+		pthread_mutex_lock(&ln->mu);
+		ln->state = LANE_QUIT;
+		pthread_cond_broadcast(&ln->cv);
+		pthread_mutex_unlock(&ln->mu);
+		pthread_join(ln->thread, NULL);
+		pthread_mutex_destroy(&ln->mu);
+		pthread_cond_destroy(&ln->cv);
+	}
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->freed);
 	free(p->free_lane);
 	free(p->lane);
+	free(p->member);
 	free(p);
 }
 
@@ -132,6 +394,10 @@ ms_lanes_give(struct ms_lanes *p, unsigned lane)
 		return;
 	}
 	pthread_mutex_lock(&p->lock);
+	if (atomic_load(&p->member[p->lane[lane].member].is_dropped)) {
+		pthread_mutex_unlock(&p->lock);
+		return;	/* a dropped signer's lane is retired */
+	}
 	p->free_lane[p->n_free++] = lane;
 	pthread_mutex_unlock(&p->lock);
 	pthread_cond_signal(&p->freed);
@@ -152,19 +418,122 @@ ms_lanes_stopped(const struct ms_lanes *p)
 	return atomic_load(&p->stopped);
 }
 
-/* The signature itself, with the busy stamp around it for the watchdog. */
+/*
+ * Drops member @m unless it is the last alive: its free lanes leave the
+ * stack and its lanes in use are retired as they come back. True when @m is
+ * dropped (by this call or an earlier one); the owner hears of it once.
+ */
+static bool
+drop(struct ms_lanes *p, unsigned m, const char *why)
+{
+	bool is_new = false;
+	unsigned kept = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (atomic_load(&p->member[m].is_dropped)) {
+		pthread_mutex_unlock(&p->lock);
+		return true;
+	}
+	if (p->n_alive <= 1) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	atomic_store(&p->member[m].is_dropped, true);
+	p->n_alive--;
+	is_new = true;
+	for (unsigned i = 0; i < p->n_free; i++) {
+		if (p->lane[p->free_lane[i]].member != m) {
+			p->free_lane[kept++] = p->free_lane[i];
+		}
+	}
+	p->n_free = kept;
+	pthread_mutex_unlock(&p->lock);
+	if (is_new && p->cfg.on_drop != NULL) {
+		p->cfg.on_drop(p->cfg.ctx, m, why);
+	}
+	return true;
+}
+
+/*
+ * On the lane's own thread: waits for the signature at most the token
+ * timeout while another signer is alive to take over; then drops the
+ * lane's signer and leaves the thread inside the token. With none alive
+ * but this one it waits on, as a caller's own thread inside the token
+ * would: the owner's watchdog sees the hang.
+ * Return: the signature's result; MS_E_TOKEN with *@left set after leaving.
+ */
 static ms_err
-sign_stamped(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
-	     size_t cap, size_t *sig_len)
+sign_threaded(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
+	      size_t cap, size_t *sig_len, struct ms_lanes_result *res, bool *left)
 {
 	struct lane *l = &p->lane[lane];
+	uint64_t deadline = now_ns() + (uint64_t)p->cfg.token_timeout * 1000000000u;
+	struct timespec ts;
+	bool is_timed = true;
 	ms_err err;
 
-	atomic_store(&l->label, req->label);
-	atomic_store(&l->busy_since, now_ns());
-	err = ms_signer_sign(l->signer, l->index, req, sig, cap, sig_len);
-	atomic_store(&l->busy_since, 0);
+	*left = false;
+	if (req->digest_len > sizeof(l->digest)) {
+		return MS_E_ARG;
+	}
+	ts.tv_sec = (time_t)(deadline / 1000000000u);
+	ts.tv_nsec = (long)(deadline % 1000000000u);
+	pthread_mutex_lock(&l->mu);
+	memcpy(l->digest, req->digest, req->digest_len);
+	l->req = *req;
+	l->req.digest = l->digest;
+	memset(&l->res, 0, sizeof(l->res));
+	l->state = LANE_ASKED;
+	pthread_cond_broadcast(&l->cv);
+	while (l->state == LANE_ASKED) {
+		if (!is_timed) {
+			pthread_cond_wait(&l->cv, &l->mu);
+			continue;
+		}
+		if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) == 0 || l->state != LANE_ASKED) {
+			continue;
+		}
+		if (now_ns() < deadline) {
+			continue;
+		}
+		/* Late. Drop its signer (decided under the pool's lock), then leave. */
+		snprintf(l->res.why, sizeof(l->res.why), "no signature within %u s (the token "
+			 "timeout)", p->cfg.token_timeout);
+		pthread_mutex_unlock(&l->mu);
+		is_timed = drop(p, l->member, l->res.why);
+		pthread_mutex_lock(&l->mu);
+		if (is_timed && l->state == LANE_ASKED) {
+			l->state = LANE_LEFT;
+			atomic_fetch_add(&p->n_left, 1);
+			atomic_store(&l->busy_since, 0);	/* not the watchdog's: left behind */
+			snprintf(res->why, sizeof(res->why), "%s", l->res.why);
+			*left = true;
+			pthread_mutex_unlock(&l->mu);
+			return MS_E_TOKEN;
+		}
+		is_timed = false;	/* the last signer alive: the watchdog's */
+	}
+	/* Done, perhaps just after its signer was dropped: the signature is good. */
+	err = l->err;
+	*res = l->res;
+	if (err == MS_OK) {
+		if (l->sig_len > cap) {
+			err = MS_E_NOSPACE;
+		} else {
+			memcpy(sig, l->sig, l->sig_len);
+			*sig_len = l->sig_len;
+		}
+	}
+	l->state = LANE_IDLE;
+	pthread_mutex_unlock(&l->mu);
 	return err;
+}
+
+/* Failures that are the signer's (its token), not the caller's request. */
+static bool
+is_signer_fault(ms_err err)
+{
+	return err != MS_E_ARG && err != MS_E_NOSPACE && err != MS_E_NOMEM;
 }
 
 ms_err
@@ -172,6 +541,8 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	      size_t cap, size_t *sig_len, struct ms_lanes_result *res)
 {
 	struct lane *l = NULL;
+	unsigned other;
+	bool left = false;
 	ms_err err;
 
 	res->recovered = false;
@@ -181,19 +552,26 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 		return MS_E_ARG;
 	}
 	l = &p->lane[lane];
-	err = sign_stamped(p, lane, req, sig, cap, sig_len);
-	if (err != MS_OK && ms_signer_can_recover(l->signer) &&
-	    atomic_fetch_add(&p->recoveries, 1) < p->cfg.recoveries_max) {
-		/* A lost session: re-open it (logging in again) and try once more. */
-		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
-		if (ms_signer_recover(l->signer, l->index) == MS_OK) {
-			res->recovered = true;
-			err = sign_stamped(p, lane, req, sig, cap, sig_len);
-		}
+	if (l->has_thread) {
+		err = sign_threaded(p, lane, req, sig, cap, sig_len, res, &left);
+	} else {
+		err = sign_recovering(p, lane, req, sig, cap, sig_len, res);
 	}
-	if (err != MS_OK) {
-		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+	if (err == MS_OK) {
+		atomic_fetch_add(&p->member[l->member].signatures, 1);
+		return MS_OK;
 	}
+	if (p->n_members == 1 || !is_signer_fault(err) ||
+	    (!left && !drop(p, l->member, res->why))) {
+		return err;	/* the last signer alive: the caller's failure */
+	}
+	/* Another signer makes it; the caller's lane is retired when given back. */
+	other = ms_lanes_take(p);
+	if (other == MS_LANE_NONE) {
+		return err;	/* the pool stopped meanwhile */
+	}
+	err = ms_lanes_sign(p, other, req, sig, cap, sig_len, res);
+	ms_lanes_give(p, other);
 	return err;
 }
 
@@ -201,20 +579,30 @@ size_t
 ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap)
 {
 	uint64_t limit = (uint64_t)p->cfg.token_timeout * 1000000000u;
-	uint64_t t = now_ns();
+	uint64_t t = 0;
 	size_t n = 0;
+	unsigned alive;
 
 	if (p->cfg.token_timeout == 0) {
 		return 0;
 	}
+	pthread_mutex_lock(&p->lock);
+	alive = p->n_alive;
+	pthread_mutex_unlock(&p->lock);
+	if (p->is_threaded && alive > 1) {
+		return 0;	/* a late signature moves to another signer by itself */
+	}
+	t = now_ns();
 	for (unsigned l = 0; l < p->n; l++) {
 		uint64_t since = atomic_load(&p->lane[l].busy_since);
 
 		/*
 		 * A lane may stamp busy_since after t was read: since > t
-		 * then, and t - since would wrap to a huge "age".
+		 * then, and t - since would wrap to a huge "age". A dropped
+		 * signer's lane was left behind on purpose.
 		 */
-		if (since == 0 || t <= since || t - since <= limit) {
+		if (since == 0 || t <= since || t - since <= limit ||
+		    atomic_load(&p->member[p->lane[l].member].is_dropped)) {
 			continue;
 		}
 		if (n < cap) {
@@ -231,4 +619,28 @@ struct ms_signer *
 ms_lanes_signer(const struct ms_lanes *p, unsigned lane)
 {
 	return lane < p->n ? p->lane[lane].signer : NULL;
+}
+
+unsigned
+ms_lanes_signers(const struct ms_lanes *p)
+{
+	return p->n_members;
+}
+
+void
+ms_lanes_signer_stat(const struct ms_lanes *p, unsigned k, struct ms_lanes_signer_stat *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (k >= p->n_members) {
+		return;
+	}
+	out->signer = p->member[k].signer;
+	out->signatures = atomic_load(&p->member[k].signatures);
+	out->is_dropped = atomic_load(&p->member[k].is_dropped);
+}
+
+bool
+ms_lanes_stuck(const struct ms_lanes *p)
+{
+	return p != NULL && atomic_load(&p->n_left) > 0;
 }

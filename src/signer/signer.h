@@ -141,6 +141,13 @@ struct ms_lanes;
 struct ms_lanes_cfg {
 	unsigned recoveries_max;	/* lost sessions brought back, in all (3 in a run) */
 	unsigned token_timeout;		/* seconds before a signature counts as hung; 0 never */
+	/*
+	 * Pools of several signers: called once for each signer dropped (0 is
+	 * ms_lanes_new()'s, then ms_lanes_add()'s in turn), from the thread
+	 * that dropped it, with what failed. NULL: nobody is told.
+	 */
+	void (*on_drop)(void *ctx, unsigned signer, const char *why);
+	void *ctx;
 };
 
 /* What ms_lanes_sign() had to do, for the owner's messages. */
@@ -198,5 +205,41 @@ size_t ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap);
 
 /* ms_lanes_signer() - the signer behind @lane (NULL for no such lane). */
 struct ms_signer *ms_lanes_signer(const struct ms_lanes *p, unsigned lane);
+
+/**
+ * ms_lanes_add() - put every lane of @s (another token holding the same
+ * key; it stays the caller's and must outlive the pool) behind the pool,
+ * numbered on from the lanes already there. Before the first take only.
+ * From then on a signer that fails (after the bounded recovery; not for
+ * MS_E_ARG, MS_E_NOSPACE, MS_E_NOMEM) or whose signature takes longer than
+ * the token timeout is dropped while another is alive: its lanes are lent
+ * no more, cfg.on_drop is told, and ms_lanes_sign() makes the signature on
+ * another signer's lane before it returns, so its caller sees MS_OK. The
+ * last signer alive is never dropped: its failure is the caller's, as with
+ * one signer. With a token timeout, the signatures of such a pool are made
+ * on each lane's own thread, so that a hung token can be left behind
+ * (ms_lanes_stuck()). Return: MS_OK, MS_E_ARG, MS_E_NOMEM.
+ */
+ms_err ms_lanes_add(struct ms_lanes *p, struct ms_signer *s) MS_MUST_CHECK;
+
+/* ms_lanes_signers() - the signers behind the pool (1 without ms_lanes_add()). */
+unsigned ms_lanes_signers(const struct ms_lanes *p);
+
+struct ms_lanes_signer_stat {
+	const struct ms_signer *signer;
+	size_t signatures;	/* made on its lanes so far */
+	bool is_dropped;
+};
+
+/* ms_lanes_signer_stat() - signer @k's share of the work (all zero for no such signer). */
+void ms_lanes_signer_stat(const struct ms_lanes *p, unsigned k, struct ms_lanes_signer_stat *out);
+
+/**
+ * ms_lanes_stuck() - whether a dropped signer's lane thread is still inside
+ * its token: then ms_lanes_free() leaves the pool to it, and the owner must
+ * free neither the signers nor what they use, and end the process without
+ * finalizing the tokens.
+ */
+bool ms_lanes_stuck(const struct ms_lanes *p);
 
 #endif

@@ -230,4 +230,75 @@ expect_fail "--key without a PIN source gets <key>'s (tok-c refuses it)" 1 \
 	t_pass "a token refusing the PIN: one C_Login each, the module untouched" ||
 	t_fail "a token refusing the PIN: one C_Login each, the module untouched"
 
+# --- signatures spread over the tokens ------------------------------------
+
+# sum_sig: the signatures the summary lines give for every token.
+sum_sig() {
+	sed -n "s/^modsign: token '[^']*' (serial [0-9a-f]*): \([0-9]*\) signatures*.*/\1/p" \
+		"$T/out" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# Two tokens, each serialised on its own (a card each): both sign, every
+# module is sign-file's, and the summary's counts add up to the modules.
+shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+na=$(grep -c '^C_Sign rv=CKR_OK' "$T/a.log")
+nb=$(grep -c '^C_Sign rv=CKR_OK' "$T/b.log")
+[ "$rc" -eq 0 ] && all_as_signfile && [ "$na" -gt 0 ] && [ "$nb" -gt 0 ] &&
+	[ $((na + nb)) -eq "$N" ] && [ "$(sum_sig)" -eq "$N" ] &&
+	t_pass "two serialised tokens: both sign, sign-file's bytes, the summary counts each" ||
+	t_fail "two serialised tokens: both sign, sign-file's bytes, the summary counts each" \
+		"status $rc, C_Sign a $na b $nb, summary $(sum_sig)" "$(cat "$T/out")"
+
+# One token fails mid-run (CKR_DEVICE_ERROR from its 3rd C_Sign on): it is
+# dropped with a warning naming it, the other signs the rest, none is lost.
+shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+[ "$rc" -eq 0 ] && all_as_signfile &&
+	grep -q "token 'tok-b' (serial [0-9a-f]*) dropped: .*CKR_DEVICE_ERROR.*; the other tokens sign the rest" "$T/out" &&
+	grep -q "^modsign: token 'tok-b' (serial [0-9a-f]*): [0-9]* signatures*, dropped" "$T/out" &&
+	[ "$(sum_sig)" -eq "$N" ] &&
+	t_pass "a token failing mid-run: dropped by name, the other signs the rest" ||
+	t_fail "a token failing mid-run: dropped by name, the other signs the rest" "status $rc" \
+		"$(cat "$T/out")"
+
+# Both fail: the first is dropped, the last one's failure stops the run as
+# with one token; every module is untouched or sign-file's, none half-done.
+shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:4+:CKR_DEVICE_ERROR'
+shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+whole=1
+for m in "$T"/w/*.ko; do
+	b=$(basename "$m")
+	same "$T/src/$b" "$m" || same "$T/ref/$b" "$m" || whole=0
+done
+[ "$rc" -eq 1 ] && [ "$whole" -eq 1 ] && grep -q "dropped: .*CKR_DEVICE_ERROR" "$T/out" &&
+	grep -q "signing failed: .*CKR_DEVICE_ERROR" "$T/out" && grep -q "not signed" "$T/out" &&
+	t_pass "the last token failing: the run stops as with one; no module half-done" ||
+	t_fail "the last token failing: the run stops as with one" "status $rc, whole $whole" \
+		"$(cat "$T/out")"
+
+# A token that hangs (its 2nd C_Sign sleeps 20 s) past --token-timeout 1:
+# dropped, its signature made on the other; the run ends without waiting
+# for it.
+shim a 'SLOWTOKEN_SIGN_MS=20'
+shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_FAULT=C_Sign:2:HANG' 'SLOWTOKEN_HANG_MS=20000'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b --token-timeout 1 sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+[ "$rc" -eq 0 ] && all_as_signfile &&
+	grep -q "token 'tok-b' (serial [0-9a-f]*) dropped: no signature within 1 s" "$T/out" &&
+	[ "$(sum_sig)" -eq "$N" ] &&
+	t_pass "a token hanging past --token-timeout: dropped, the other signs the rest" ||
+	t_fail "a token hanging past --token-timeout: dropped, the other signs the rest" \
+		"status $rc" "$(cat "$T/out")"
+
 t_done

@@ -4,7 +4,9 @@
  * whose lanes lose their session or hang on command: lanes lent one at a
  * time and handed back, takers woken by a stop, lost sessions brought back
  * at most recoveries_max times in all, a signature past the token timeout
- * reported with its label. The pool over real tokens is tested through
+ * reported with its label; several signers behind one pool, a failing or
+ * hanging one dropped and its signature made on another's lane, the last
+ * one never dropped. The pool over real tokens is tested through
  * the bulk run (token_faults.sh, mutant_gaps.sh).
  */
 #include <pthread.h>
@@ -121,7 +123,7 @@ take_one(void *arg)
 MS_TEST(signer_lanes_take_give_stop)
 {
 	struct stub st;
-	struct ms_lanes_cfg cfg = { 3, 0 };
+	struct ms_lanes_cfg cfg = { .recoveries_max = 3, .token_timeout = 0 };
 	struct ms_lanes *p = NULL;
 	pthread_t t;
 	void *got = NULL;
@@ -153,7 +155,7 @@ MS_TEST(signer_lanes_take_give_stop)
 MS_TEST(signer_lanes_recoveries_bounded)
 {
 	struct stub st;
-	struct ms_lanes_cfg cfg = { 3, 0 };
+	struct ms_lanes_cfg cfg = { .recoveries_max = 3, .token_timeout = 0 };
 	struct ms_lanes *p = NULL;
 	struct ms_lanes_result res;
 
@@ -195,7 +197,7 @@ sign_hanging(void *arg)
 MS_TEST(signer_lanes_hung_reported)
 {
 	struct stub st;
-	struct ms_lanes_cfg cfg = { 3, 1 };
+	struct ms_lanes_cfg cfg = { .recoveries_max = 3, .token_timeout = 1 };
 	struct ms_lanes_hang h[4];
 	struct ms_lanes *p = NULL;
 	pthread_t t;
@@ -226,4 +228,109 @@ MS_TEST(signer_lanes_hung_reported)
 	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
 	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)0);
 	ms_lanes_free(p);
+}
+
+/* What the pool told its owner about dropped signers. */
+struct drops {
+	atomic_int n;
+	unsigned signer;
+	char why[200];
+};
+
+static void
+note_drop(void *ctx, unsigned signer, const char *why)
+{
+	struct drops *d = ctx;
+
+	d->signer = signer;
+	snprintf(d->why, sizeof(d->why), "%s", why);
+	atomic_fetch_add(&d->n, 1);
+}
+
+MS_TEST(signer_lanes_several_signers_drop)
+{
+	struct stub a, b;
+	struct drops d = { 0 };
+	struct ms_lanes_cfg cfg = { .recoveries_max = 0, .token_timeout = 0, .on_drop = note_drop,
+				    .ctx = &d };
+	struct ms_lanes_signer_stat st;
+	struct ms_lanes_result res;
+	struct ms_lanes *p = NULL;
+	unsigned l0, l1;
+
+	stub_init(&a, 1);
+	stub_init(&b, 1);
+	CHECK(ms_lanes_new(&a.base, &cfg, &p) == MS_OK);
+	CHECK(ms_lanes_add(p, &b.base) == MS_OK);
+	CHECK_EQ(ms_lanes_count(p), 2u);
+	CHECK_EQ(ms_lanes_signers(p), 2u);
+	l0 = ms_lanes_take(p);
+	l1 = ms_lanes_take(p);
+	CHECK(l0 == 0 && l1 == 1);	/* signer 0's lanes first, the added ones after */
+	CHECK(ms_lanes_signer(p, l1) == &b.base);
+	CHECK(sign_one(p, l1, "a.ko", &res) == MS_OK);
+	ms_lanes_signer_stat(p, 1, &st);
+	CHECK(st.signer == &b.base && st.signatures == 1 && !st.is_dropped);
+	ms_lanes_give(p, l0);
+	/* b fails: dropped, and the signature made on a's lane; the caller sees MS_OK. */
+	atomic_store(&b.losses, 100);
+	CHECK(sign_one(p, l1, "b.ko", &res) == MS_OK);
+	CHECK_EQ(atomic_load(&d.n), 1);
+	CHECK(d.signer == 1 && strcmp(d.why, "lane 0: session lost") == 0);
+	ms_lanes_signer_stat(p, 1, &st);
+	CHECK(st.signatures == 1 && st.is_dropped);
+	ms_lanes_signer_stat(p, 0, &st);
+	CHECK(st.signer == &a.base && st.signatures == 1 && !st.is_dropped);
+	/* b's lane given back is retired: only a's is lent from now on. */
+	ms_lanes_give(p, l1);
+	CHECK_EQ(ms_lanes_take(p), 0u);
+	/* The last signer alive is never dropped: its failure is the caller's. */
+	atomic_store(&a.losses, 100);
+	CHECK(sign_one(p, 0, "c.ko", &res) == MS_E_TOKEN);
+	CHECK_EQ(atomic_load(&d.n), 1);
+	ms_lanes_signer_stat(p, 0, &st);
+	CHECK(!st.is_dropped);
+	ms_lanes_signer_stat(p, 2, &st);
+	CHECK(st.signer == NULL && st.signatures == 0);	/* no such signer */
+	CHECK(!ms_lanes_stuck(p));
+	ms_lanes_give(p, 0);
+	ms_lanes_free(p);
+}
+
+MS_TEST(signer_lanes_several_signers_timeout)
+{
+	struct stub a, b;
+	struct drops d = { 0 };
+	struct ms_lanes_cfg cfg = { .recoveries_max = 3, .token_timeout = 1, .on_drop = note_drop,
+				    .ctx = &d };
+	struct ms_lanes_hang h[4];
+	struct ms_lanes_result res;
+	struct ms_lanes *p = NULL;
+
+	stub_init(&a, 1);
+	stub_init(&b, 1);
+	CHECK(ms_lanes_new(&a.base, &cfg, &p) == MS_OK);
+	CHECK(ms_lanes_add(p, &b.base) == MS_OK);
+	CHECK_EQ(ms_lanes_take(p), 0u);
+	CHECK_EQ(ms_lanes_take(p), 1u);
+	ms_lanes_give(p, 0);
+	/* b hangs: after the 1 s timeout it is dropped and a signs; the caller sees MS_OK. */
+	atomic_store(&b.hang, true);
+	CHECK(sign_one(p, 1, "slow.ko", &res) == MS_OK);
+	CHECK_EQ(atomic_load(&d.n), 1);
+	CHECK(d.signer == 1 && strstr(d.why, "no signature within 1 s") != NULL);
+	CHECK_EQ(atomic_load(&a.signs), 1);
+	/* b's thread is still inside its token: the pool must stay; no watchdog report. */
+	CHECK(ms_lanes_stuck(p));
+	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)0);
+	ms_lanes_give(p, 1);
+	pthread_mutex_lock(&b.lock);
+	pthread_cond_signal(&b.released);
+	pthread_mutex_unlock(&b.lock);
+	for (int k = 0; k < 100 && ms_lanes_stuck(p); k++) {
+		usleep(20000);
+	}
+	CHECK(!ms_lanes_stuck(p));
+	CHECK(sign_one(p, 0, "next.ko", &res) == MS_OK);	/* a's lane, on its thread */
+	ms_lanes_free(p);	/* joins the lane threads */
 }
