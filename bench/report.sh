@@ -120,6 +120,8 @@ label_of() {
 	d_ms_pem) echo "modsign -b, PEM key" ;;
 	d_ms_token) echo "modsign -b, SoftHSM2 key" ;;
 	e_*) echo "$(z_label "$1") [${1##*_}]" ;;
+	g_ms_1) echo "modsign -b, one HSM-like token" ;;
+	g_ms_*) echo "modsign -b, ${1##*_} HSM-like tokens (--key)" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -416,6 +418,9 @@ EOF
 	if has_runs e_ms_xz || has_runs e_ms_zst || has_runs e_ms_gz; then
 		compressed_section
 	fi
+	if has_runs g_ms_1; then
+		tokens_section
+	fi
 	digest_section
 	notes_section
 	commands_section
@@ -546,8 +551,8 @@ notes_section() {
 commands_section() {
 	local v
 	printf '## Commands\n\n'
-	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E; do
+	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_G; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"
 	done
@@ -565,7 +570,7 @@ raw_section() {
 print_summary() {
 	local v
 	printf '\n%-16s %-44s %9s %9s %9s %9s %10s\n' id variant median min max CPU RSS_KiB
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_G; do
 		has_runs "$v" || continue
 		stat_get "$v"
 		printf '%-16s %-44s %9s %9s %9s %9s %10s\n' "$v" "$(label_of "$v")" "$S_MED" "$S_MIN" "$S_MAX" \
@@ -578,4 +583,5 @@ print_summary() {
 	printf '  %-12s full set, peak RSS < 64 MiB: %s\n' "$T4" "$T4_TEXT"
 	printf '  %-12s PEM key, one process per module, modsign loop >= sign-file loop: %s\n' "$T5" "$T5_TEXT"
 	printf '  %-12s PEM key, bulk against the seed'"'"'s sign-file -b: %s\n' "$T6" "$T6_TEXT"
+	g_targets
 }

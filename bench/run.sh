@@ -15,7 +15,8 @@
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d e h"; h:
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d e g h"; g:
+#                        several HSM-like tokens holding one key, bench/tokens.sh; h:
 #                        the digest microbenchmark, bench/digest.sh)
 #   BENCH_Z_FMTS, BENCH_Z_N  section (e): formats, modules (bench/compressed.sh)
 #   BENCH_OUT            report file (default BENCHMARKS.md at the top)
@@ -32,7 +33,7 @@ REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d e h"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d e g h"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
@@ -330,6 +331,11 @@ SECTION_D="d_ms_pem d_ms_token"
 . "$BENCH/compressed.sh"
 SECTION_E=$(section_e_variants)
 
+# (g) several tokens holding one key: bench/tokens.sh.
+# shellcheck source=bench/tokens.sh
+. "$BENCH/tokens.sh"
+SECTION_G=$(section_g_variants)
+
 run_section_c() {
 	if [ ! -f "$SLOWTOKEN" ]; then
 		say "$SLOWTOKEN is missing (make build/slowtoken.so): (c) not measured"
@@ -401,6 +407,9 @@ main() {
 		e)
 			say "(e) compressed modules ($Z_FMTS), $Z_N_REAL modules"
 			run_section_e ;;
+		g)
+			say "(g) HSM-like tokens holding one key ($G_TOKENS of them), $SAMPLE_REAL_N modules"
+			run_section_g ;;
 		h)
 			say "(h) digests, old backend against nettle, CPU time"
 			mapfile -t dfiles < <(sed "s|^|$CORPUS_DIR/full/|" "$CORPUS_DIR/full.list" |
@@ -408,7 +417,7 @@ main() {
 			"$BENCH/digest.sh" "$REPS" "${dfiles[@]}" > "$RUN/digest.md" ||
 				{ say "(h) digest benchmark failed"; MEASURE_FAILED=1; } ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, h)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, g, h)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
