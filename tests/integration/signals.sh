@@ -127,6 +127,27 @@ else
 	fi
 fi
 
+# --token-timeout times the token's signature and nothing else, in single
+# mode as in a bulk run (single mode once armed alarm() around prepare, sign
+# and write, and _exited when a slow disk outlasted it): every fsync held
+# back 1.5 s, a 1 s timeout, and the module is signed all the same.
+if command -v strace >/dev/null; then
+	rm -rf "$T/w" && cp -a "$T/src" "$T/w"
+	strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000 \
+		"$MS" --token-timeout 1 sha256 \
+		"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so" \
+		"$cert" "$T/w/mod000.ko" >"$T/out" 2>&1
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	if [ "$rc" -eq 0 ] && same "$T/w/mod000.ko" "$T/ref/mod000.ko" &&
+	    [ -z "$(ls -A "$T/w" | grep -v '\.ko$')" ] && [ ! -s "$T/out" ]; then
+		t_pass "single module, --token-timeout 1, every fsync 1.5 s: the write is not timed, signed, exit 0"
+	else
+		t_fail "single module, --token-timeout 1, every fsync 1.5 s: the write is not timed, signed, exit 0" \
+			"exit $rc" "$(cat "$T/out")"
+	fi
+fi
+
 # A reader that goes away (| head): SIGPIPE must not kill the run half way;
 # it stops printing and signs everything.
 # A slow token, so that head is gone long before the last line.
