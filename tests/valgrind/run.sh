@@ -14,9 +14,11 @@ TOP=$PWD
 #                SIGKILL), with kill times taken from a timed run
 #   build        checks the release ./modsign (linking, install, man page)
 #   fuzz_corpus  builds and runs its own ASan+UBSan stdin drivers
+#   signals      runs the release ./modsign under strace and signals (what
+#                reaches the disk, and when)
 # Scripts read MODSIGN_TEST_VALGRIND=1 to lengthen waits that valgrind's
 # slowdown would break (file_cases.sh).
-EXCLUDE="kill build fuzz_corpus"
+EXCLUDE="kill build fuzz_corpus signals"
 
 if ! command -v valgrind >/dev/null; then
 	echo "FAIL check-valgrind: valgrind is not installed (apt-get install valgrind)"
