@@ -66,6 +66,12 @@ for f in "$logdir"/*.log; do
 	name=${f#"$logdir"/}
 	errors=$(sed -n 's/^==[0-9]*== ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$f")
 	crash=$(grep -m 1 'Process terminating with default action' "$f")
+	# A run stopped by a signal ends by that signal (main.c die_by()
+	# raises it again, so that the shell sees 128 + n): not a crash.
+	if [ -n "$crash" ] && grep -A 4 'Process terminating with default action' "$f" |
+	    grep -q ': die_by (main\.c:'; then
+		crash=""
+	fi
 	why=""
 	if [ -z "$errors" ]; then
 		case $name in
