@@ -68,25 +68,11 @@ out:
 	return err;
 }
 
+/* The library's wording (modfmt.h), under the names the CLI files know. */
 const char *
 ms_cli_file_kind(mode_t type)
 {
-	switch (type & S_IFMT) {
-	case S_IFDIR:
-		return "a directory";
-	case S_IFLNK:
-		return "a symbolic link";
-	case S_IFIFO:
-		return "a FIFO (named pipe)";
-	case S_IFCHR:
-		return "a character device";
-	case S_IFBLK:
-		return "a block device";
-	case S_IFSOCK:
-		return "a socket";
-	default:
-		return "not a regular file";
-	}
+	return ms_file_kind(type);
 }
 
 void
@@ -127,15 +113,5 @@ ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t ca
 void
 ms_cli_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap)
 {
-	if (err == MS_E_ARG && f->file_type != 0) {
-		snprintf(out, cap, "is %s, not a regular file", ms_cli_file_kind(f->file_type));
-	} else if (err == MS_E_CHANGED) {
-		snprintf(out, cap, "changed while being read");
-	} else if (f->sys_errno != 0) {
-		snprintf(out, cap, "%s: %s", f->op != NULL ? f->op : "read",
-			 strerror(f->sys_errno));
-	} else {
-		snprintf(out, cap, "%s%s%s", f->op != NULL ? f->op : "",
-			 f->op != NULL ? ": " : "", ms_err_str(err));
-	}
+	ms_file_fail_why(f, err, out, cap);
 }

@@ -152,25 +152,6 @@ out:
 	return err;
 }
 
-/* "a directory", "a character device", ... for a file that cannot hold a PIN. */
-static const char *
-file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode)) {
-		return "a directory";
-	}
-	if (S_ISCHR(mode)) {
-		return "a character device";
-	}
-	if (S_ISBLK(mode)) {
-		return "a block device";
-	}
-	if (S_ISSOCK(mode)) {
-		return "a socket";
-	}
-	return "not a regular file";
-}
-
 static ms_err
 pin_from_file(const char *source_uri, struct ms_pin *pin)
 {
@@ -208,7 +189,7 @@ pin_from_file(const char *source_uri, struct ms_pin *pin)
 		from = PIN_FROM_PIPE;
 	} else if (!S_ISREG(st.st_mode)) {
 		ms_cli_error("pin-source %s: is %s; give a regular file or a pipe", path,
-			     file_kind(st.st_mode));
+			     ms_file_kind(st.st_mode));
 		goto out;
 	}
 	err = pin_read_fd(fd, pin, "pin-source file", path, from);

@@ -247,6 +247,21 @@ ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *o
 			  struct ms_file_fail *fail) MS_MUST_CHECK;
 
 /**
+ * ms_file_kind() - what a file of type @type (S_IFMT bits) is, for a
+ * message: "a directory", "a FIFO (named pipe)", "a character device", ...
+ */
+const char *ms_file_kind(mode_t type);
+
+/**
+ * ms_file_fail_why() - the reason a small-file read or write failed with
+ * @err, as a message shows it after the file's name ("is a FIFO (named
+ * pipe), not a regular file", "open: No such file or directory"), into
+ * @out (@cap bytes, NUL-terminated). Library code (a key file's signer) and
+ * the CLI say it the same way.
+ */
+void ms_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap);
+
+/**
  * ms_dir_sync() - fsync directory @dir, making the renames done in it with
  * MS_WRITE_REPLACE_DIR_SYNC_LATER durable. A file system that cannot sync a
  * directory (EINVAL) counts as done.

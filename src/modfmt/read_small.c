@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,4 +127,41 @@ out:
 		(void)close(fd);
 	}
 	return err;
+}
+
+const char *
+ms_file_kind(mode_t type)
+{
+	switch (type & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO (named pipe)";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "not a regular file";
+	}
+}
+
+void
+ms_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap)
+{
+	if (err == MS_E_ARG && f->file_type != 0) {
+		snprintf(out, cap, "is %s, not a regular file", ms_file_kind(f->file_type));
+	} else if (err == MS_E_CHANGED) {
+		snprintf(out, cap, "changed while being read");
+	} else if (f->sys_errno != 0) {
+		snprintf(out, cap, "%s: %s", f->op != NULL ? f->op : "read",
+			 strerror(f->sys_errno));
+	} else {
+		snprintf(out, cap, "%s%s%s", f->op != NULL ? f->op : "",
+			 f->op != NULL ? ": " : "", ms_err_str(err));
+	}
 }

@@ -386,9 +386,12 @@ read_key_file(const char *path, uint8_t **buf, size_t *len, char *why, size_t wh
 	struct ms_file_fail fail = { 0 };
 	ms_err err = ms_file_read_small(path, KEY_FILE_MAX, buf, len, &fail);
 
+	char text[160];
+
 	if (err != MS_OK) {
-		snprintf(why, why_cap, "%s: %s: %s", path, fail.op ? fail.op : "read",
-			 fail.sys_errno ? strerror(fail.sys_errno) : ms_err_str(err));
+		/* "k.pem: is a FIFO (named pipe), not a regular file", as for a certificate. */
+		ms_file_fail_why(&fail, err, text, sizeof(text));
+		snprintf(why, why_cap, "%s: %s", path, text);
 	}
 	return err;
 }

@@ -121,6 +121,30 @@ run_ms sha256 "$T/bad.pem" "$cert" "$T/m.ko"
 expect_fail "garbage PEM key" 1 "bad.pem: cannot parse private key"
 untouched "garbage key"
 
+# A FIFO or a device where a file belongs is named for what it is (no hang,
+# no "open: Invalid argument"): key file, certificate, module, PIN file.
+mkfifo "$T/fifo"
+for f in "$T/fifo" /dev/null; do
+	if [ -p "$f" ]; then what="a FIFO (named pipe)"; else what="a character device"; fi
+	want="^modsign: $f: is $what, not a regular file"
+	run_ms sha256 "$f" "$cert" "$T/m.ko"
+	expect_fail "key file is $what" 1 "$want"
+	run_ms sha256 "$uri" "$f" "$T/m.ko"
+	expect_fail "certificate is $what" 1 "$want"
+	run_ms verify -c "$f" "$T/m.ko"
+	expect_fail "verify: certificate is $what" 1 "$want"
+	run_ms sha256 "$uri" "$cert" "$f"
+	expect_fail "module is $what" 1 "$want"
+	run_ms sha256 "$uri&pin-source=$f" "$cert" "$T/m.ko"
+	if [ -p "$f" ]; then
+		expect_fail "pin-source is $what" 1 "^modsign: pin-source $f: a FIFO or pipe with no writer"
+	else
+		expect_fail "pin-source is $what" 1 \
+			"^modsign: pin-source $f: is $what; give a regular file or a pipe"
+	fi
+done
+untouched "FIFO or device as an input"
+
 run_ms sha256 "$uri" "$cert" "$T/m.ko" "$T/no/such/dir/out.ko"
 expect_fail "dest in a missing directory" 1 "No such file"
 untouched "dest in a missing directory"

@@ -30,7 +30,7 @@ srcs_for() {
 	pbes2) echo src/signer/pbes2.c src/cms/*.c $common ;;
 	list) echo src/cli_list.c src/cli_msg.c src/modfmt/*.c $common ;;
 	uri | token) echo src/pkcs11/*.c $common ;;
-	pin) echo src/cli_pin.c $common ;;
+	pin) echo src/cli_pin.c src/modfmt/read_small.c $common ;;
 	text) echo src/cli_msg.c $common ;;
 	agent) echo src/agent/proto.c src/agent/sock.c src/cms/*.c $common ;;
 	xz | zstd | gzip) echo tests/fuzz/fuzz_zdec.c src/modfmt/*.c $common ;;
