@@ -280,7 +280,9 @@ classify() {
 		for (k in files) {
 			split(k, a, SUBSEP)
 			if ((a[2] in exp_u) || (a[2] in exp_s)) continue
-			if (a[2] ~ /(^|\/)\.[^\/]*\.modsign-[1-9][0-9]*-[0-9a-f]{16}\.tmp$/ &&
+			# modsign temp names; 16 hex digits spelled out: mawk has
+			# no {n}.
+			if (a[2] ~ /(^|\/)\.[^\/]*\.modsign-[1-9][0-9]*-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]\.tmp$/ &&
 			    substr(a[2], 1, 2) == tree "/") {
 				t[a[1]]++
 				if (a[1] == "after") print "why after: temp file left: " a[2]
