@@ -76,6 +76,9 @@ struct ms_opts {
  */
 int ms_cli_parse(int argc, char **argv, struct ms_opts *o);
 
+/* ms_cli_parse_uint() - a decimal number in @min..@max (no sign, no blanks): 0, else -1. */
+int ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out);
+
 /*
  * Output (cli_msg.c). Every line that may hold a name (a path, a list
  * entry, a certificate or token field) goes through these, which escape
@@ -390,5 +393,7 @@ ms_err ms_cli_dirs_sync(struct ms_dir_set *set) MS_MUST_CHECK;
 void ms_cli_dirs_free(struct ms_dir_set *set);
 
 
+/* ms_cli_agent() - `modsign agent ...` (cli_agent.c); argv[0] is "agent". */
+int ms_cli_agent(int argc, char **argv);
 
 #endif

@@ -50,7 +50,8 @@ static const char usage_text[] =
 	"Usage: modsign [-dpk] [options] <hash> <key> <x509> <module> [<dest>]\n"
 	"       modsign -s <raw-sig> <hash> <x509> <module> [<dest>]\n"
 	"       modsign -b [-dpk] [options] <hash> <key> <x509> [<module>...]\n"
-	"               [-r <dir>]... [--files-from <file>]...\n";
+	"               [-r <dir>]... [--files-from <file>]...\n"
+	"       modsign agent [options] <key> -- <command> [<arg>...]   (see modsign agent --help)\n";
 
 static const char help_text[] =
 	"Sign a Linux kernel module as the kernel's scripts/sign-file does, with a\n"
@@ -105,8 +106,8 @@ usage(void)
 	return MS_EXIT_USAGE;
 }
 
-static int
-parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
+int
+ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
 {
 	char *end = NULL;
 	unsigned long v;
@@ -232,7 +233,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			o->verbose = true;
 			break;
 		case 'j':
-			if (parse_uint(optarg, 1, 256, &o->jobs) != 0) {
+			if (ms_cli_parse_uint(optarg, 1, 256, &o->jobs) != 0) {
 				ms_cli_error("-j %s: want a number from 1 to 256", optarg);
 				return usage();
 			}
@@ -246,7 +247,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			o->bulk = true;
 			break;
 		case OPT_TOKEN_TIMEOUT:
-			if (parse_uint(optarg, 0, 86400, &o->token_timeout) != 0) {
+			if (ms_cli_parse_uint(optarg, 0, 86400, &o->token_timeout) != 0) {
 				ms_cli_error("--token-timeout %s: want seconds from 0 to 86400", optarg);
 				return usage();
 			}

@@ -161,6 +161,9 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "strip") == 0) {
 		return ms_cli_strip(argc - 1, argv + 1);
 	}
+	if (argc >= 2 && strcmp(argv[1], "agent") == 0) {
+		return ms_cli_agent(argc - 1, argv + 1);
+	}
 	rc = ms_cli_parse(argc, argv, &opts);
 	if (rc != MS_EXIT_OK) {
 		return rc < 0 ? MS_EXIT_OK : rc;

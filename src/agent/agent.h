@@ -24,6 +24,11 @@
 /* The agent's pid, printed by --daemon next to the socket. */
 #define MS_AGENT_ENV_PID "MODSIGN_AGENT_PID"
 
+/* The agent closes a connection after this long without a request... */
+#define MS_AGENT_IDLE_MS 60000
+/* ...so a client opens a new one after half as long: it never asks on a closing one. */
+#define MS_AGENT_CLIENT_IDLE_MS 30000
+
 /* sun_path of struct sockaddr_un, less its terminating NUL. */
 #define MS_AGENT_SOCK_PATH_MAX 107
 
@@ -40,6 +45,9 @@
  * MS_E_IO (no working directory for a relative path), MS_E_NOMEM.
  */
 ms_err ms_agent_key_name(const char *key, char *out, size_t cap) MS_MUST_CHECK;
+
+/* ms_agent_now_ms() - CLOCK_MONOTONIC in milliseconds, for the deadlines of both sides. */
+int64_t ms_agent_now_ms(void);
 
 /* How a framed read or write ended, beyond its ms_err. */
 enum ms_agent_io_end {
@@ -106,6 +114,25 @@ void ms_agent_sock_close(struct ms_agent_sock *s);
  */
 ms_err ms_agent_sock_connect(const char *path, int *fd, int *sys_errno) MS_MUST_CHECK;
 
+/* A request sent and its reply read, on the client's side of a connection. */
+struct ms_agent_call {
+	uint8_t body[MS_AGENT_REPLY_FRAME_MAX];	/* the reply's bytes: @reply points here */
+	struct ms_agent_reply reply;
+	struct ms_agent_io io;				/* how the I/O ended on failure */
+	const char *why;				/* what was wrong with the reply */
+};
+
+/**
+ * ms_agent_call() - send @req on @fd and read its reply into @call, waiting
+ * up to @timeout_ms (-1: for ever) for it to begin.
+ * Return: MS_OK (the reply parsed; its status may still be a failure);
+ * MS_E_IO (the agent closed the connection, timed out, or a system call
+ * failed: @call->io says which); MS_E_MALFORMED (a reply that does not
+ * parse: @call->why); MS_E_ARG (@req breaks a rule).
+ */
+ms_err ms_agent_call(int fd, const struct ms_agent_req *req, int timeout_ms,
+		     struct ms_agent_call *call) MS_MUST_CHECK;
+
 /* Who is at the other end of a connection, from SO_PEERCRED. */
 struct ms_agent_peer {
 	pid_t pid;
@@ -162,5 +189,57 @@ ms_err ms_agent_audit_sign(struct ms_agent_audit *a,
 ms_err ms_agent_audit_event(struct ms_agent_audit *a, const char *event,
 			    const struct ms_agent_peer *peer, const char *key,
 			    const char *detail) MS_MUST_CHECK;
+
+struct ms_signer;
+struct ms_lanes;
+
+/* What kind of line the server hands the caller to print. */
+enum ms_agent_say {
+	MS_AGENT_SAY_INFO = 0,
+	MS_AGENT_SAY_WARN,
+	MS_AGENT_SAY_ERROR,
+};
+
+struct ms_agent_server_cfg {
+	struct ms_signer *signer;	/* borrowed: the key, for its type, lanes and checks */
+	struct ms_lanes *lanes;		/* borrowed: the pool every signature goes through */
+	struct ms_agent_audit *audit;	/* borrowed */
+	const char *key_name;		/* ms_agent_key_name() of the key: HELLO, audit */
+	unsigned idle_timeout;		/* stop after this many seconds without a request; 0 never */
+	unsigned lifetime;		/* stop this many seconds after starting; 0 never */
+	unsigned token_timeout;		/* the pool's, for the message when a signature hangs */
+	int wake_fd;			/* non-blocking; readable: call on_wake (signals, a child) */
+	/* Returns true (with a reason) when the agent should stop. */
+	bool (*on_wake)(void *ctx, char *why, size_t why_cap);
+	/* One line for a person: refusals, malformed requests, token failures. */
+	void (*say)(void *ctx, enum ms_agent_say kind, const char *line);
+	void *ctx;
+};
+
+/* What a run of the server did. */
+struct ms_agent_stats {
+	size_t signed_n;
+	size_t failed;		/* signatures the key or token refused, or not logged */
+	size_t refused;		/* connections of another uid */
+	size_t malformed;	/* connections ended for a request that did not parse */
+	size_t hung;		/* lanes whose signature never came back */
+	int stop_fd;		/* the --stop client's connection, or -1: close it last */
+};
+
+/**
+ * ms_agent_server_run() - serve @sock (listening) until a STOP request,
+ * cfg->on_wake, --idle-timeout, --lifetime or a hung token says stop. Then
+ * the socket and its directory are removed, connections waiting for their
+ * next request are closed, and requests being served are finished. The
+ * caller then frees the pool and the signer (C_Finalize) and closes
+ * @stats->stop_fd, in that order, so that `--stop` returns when all is done.
+ * @reason gets why it stopped.
+ * Return: MS_OK; MS_E_TOKEN when a signature never came back (a thread is
+ * still inside the token: the caller must not finalize, only wipe, report
+ * and _exit); MS_E_NOMEM, MS_E_IO (nothing served).
+ */
+ms_err ms_agent_server_run(const struct ms_agent_server_cfg *cfg, struct ms_agent_sock *sock,
+			   struct ms_agent_stats *stats, char *reason,
+			   size_t reason_cap) MS_MUST_CHECK;
 
 #endif

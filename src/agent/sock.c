@@ -21,9 +21,11 @@
 
 #define LISTEN_BACKLOG 128
 #define SOCK_NAME "sock"
+/* A frame once begun, in either direction, arrives whole within this. */
+#define FRAME_WRITE_MS 10000
 
-static int64_t
-now_ms(void)
+int64_t
+ms_agent_now_ms(void)
 {
 	struct timespec ts;
 
@@ -40,14 +42,14 @@ left_ms(int64_t deadline)
 	if (deadline < 0) {
 		return -1;
 	}
-	left = deadline - now_ms();
+	left = deadline - ms_agent_now_ms();
 	return left <= 0 ? 0 : left > 1000000000 ? 1000000000 : (int)left;
 }
 
 static int64_t
 deadline_of(int ms)
 {
-	return ms < 0 ? -1 : now_ms() + ms;
+	return ms < 0 ? -1 : ms_agent_now_ms() + ms;
 }
 
 const char *
@@ -352,4 +354,34 @@ ms_agent_peer_get(int fd, struct ms_agent_peer *peer)
 	n = readlink(link, peer->exe, sizeof(peer->exe) - 1);
 	peer->exe[n > 0 ? n : 0] = '\0';
 	return MS_OK;
+}
+
+ms_err
+ms_agent_call(int fd, const struct ms_agent_req *req, int timeout_ms, struct ms_agent_call *call)
+{
+	uint8_t frame[MS_AGENT_REQ_FRAME_MAX];
+	size_t len = 0;
+	ms_err err;
+
+	call->why = NULL;
+	call->io.end = MS_AGENT_IO_DONE;
+	call->io.sys_errno = 0;
+	err = ms_agent_req_encode(req, frame, sizeof(frame), &len);
+	if (err != MS_OK) {
+		return MS_E_ARG;
+	}
+	err = ms_agent_frame_write(fd, frame, len, FRAME_WRITE_MS, &call->io);
+	if (err != MS_OK) {
+		return err;
+	}
+	err = ms_agent_frame_read(fd, call->body, sizeof(call->body), &len, timeout_ms,
+				  FRAME_WRITE_MS, &call->io);
+	if (err == MS_E_MALFORMED) {
+		call->why = "a reply of length 0 or over the limit";
+		return err;
+	}
+	if (err != MS_OK) {
+		return err;
+	}
+	return ms_agent_reply_parse(call->body, len, req->type, &call->reply, &call->why);
 }

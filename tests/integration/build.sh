@@ -15,9 +15,10 @@ else
 	t_fail "make install DESTDIR PREFIX" "$(cat "$T/out")"
 fi
 missing=""
-for opt in $("$TOP/modsign" --help | grep -E '^  -' | grep -oE -- '(^|[ ,])--?[a-z0-9][a-z0-9-]*' | tr -d ' ,' | sort -u); do
+for opt in $( { "$TOP/modsign" --help; "$TOP/modsign" agent --help; } | grep -E '^  -' |
+    grep -oE -- '(^|[ ,])--?[a-z0-9][a-z0-9-]*' | tr -d ' ,' | sort -u); do
 	grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$TOP/doc/modsign.1" || missing="$missing $opt"
 done
-[ -z "$missing" ] && t_pass "man page documents every option of --help" ||
-	t_fail "man page documents every option of --help" "missing:$missing"
+[ -z "$missing" ] && t_pass "man page documents every option of --help and agent --help" ||
+	t_fail "man page documents every option of --help and agent --help" "missing:$missing"
 t_done
