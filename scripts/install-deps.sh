@@ -11,7 +11,7 @@
 set -eu
 base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev libgmp-dev
 liblzma-dev libzstd-dev zlib1g-dev softhsm2 opensc openssl linux-kbuild-6.1 file kmod xz-utils
-zstd gzip dpkg apt p11-kit p11-kit-modules strace"
+zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86 patch dkms"
 bench="libssl-dev libengine-pkcs11-openssl time eatmydata"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "agent/agent.h"
 #include "cli_inspect.h"
 #include "modfmt/modfmt.h"
 #include "pkcs11/p11.h"
@@ -177,6 +178,39 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 	return err;
 }
 
+/*
+ * Under `modsign agent` (MODSIGN_AGENT_SOCK set), the agent signs when it
+ * holds this key; when it holds another, the key is opened here as usual.
+ * An agent that cannot be reached is an error: never a silent login per
+ * module. *@is_agent says whether the agent took the job.
+ */
+static ms_err
+job_agent_key(struct ms_job *job, const struct ms_opts *o, bool *is_agent)
+{
+	const char *sock = getenv(MS_AGENT_ENV_SOCK);
+	char why[1400];
+	ms_err err;
+
+	*is_agent = false;
+	if (sock == NULL || sock[0] == '\0') {
+		return MS_OK;
+	}
+	err = ms_signer_agent_open(sock, o->key, o->bulk ? o->jobs : 1, o->token_timeout,
+				   &job->signer, why, sizeof(why));
+	if (err == MS_E_NOTFOUND) {
+		if (o->verbose) {
+			ms_cli_warn("%s; signing with the key directly", why);
+		}
+		return MS_OK;
+	}
+	if (err != MS_OK) {
+		ms_cli_error("%s; nothing signed", why);
+		return err;
+	}
+	*is_agent = true;
+	return MS_OK;
+}
+
 ms_err
 ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
 {
@@ -207,6 +241,7 @@ ms_err
 ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 {
 	char x509[MS_CLI_ARG_SHOW];
+	bool is_agent = false;
 	ms_err err;
 
 	memset(job, 0, sizeof(*job));
@@ -246,11 +281,17 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 			return err;
 		}
 	}
-	if (o->n_keys > 0) {
+	err = job_agent_key(job, o, &is_agent);
+	if (err != MS_OK) {
+		return err;
+	}
+	if (!is_agent && o->n_keys > 0) {
 		/* Several tokens: each checked against the certificate as it opens. */
 		return ms_cli_tokens_open(o, job->cert, &job->pin, &job->signer, &job->tokens);
 	}
-	err = ms_cli_key_open(o, &job->pin, &job->signer);
+	if (!is_agent) {
+		err = ms_cli_key_open(o, &job->pin, &job->signer);
+	}
 	if (err != MS_OK) {
 		return err;
 	}

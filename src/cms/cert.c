@@ -351,6 +351,14 @@ read_ids(struct ms_cms_cert *cert)
 	return ms_cert_find_skid(exts, &cert->skid);
 }
 
+void
+ms_cms_cert_der(const struct ms_cms_cert *cert, struct ms_span *der)
+{
+	/* mbedTLS keeps the certificate's own DER bytes, a PEM input decoded. */
+	der->p = cert->crt->raw.p;
+	der->len = cert->crt->raw.len;
+}
+
 ms_err
 ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out)
 {

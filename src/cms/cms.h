@@ -133,6 +133,12 @@ void ms_cms_cert_key(const struct ms_cms_cert *cert, enum ms_key_type *type,
 		     enum ms_ec_curve *curve, size_t *bits);
 
 /**
+ * ms_cms_cert_der() - the certificate's DER encoding (a PEM input decoded),
+ * as @der pointing into @cert: valid while @cert is.
+ */
+void ms_cms_cert_der(const struct ms_cms_cert *cert, struct ms_span *der);
+
+/**
  * ms_cms_cert_subject() - the subject as text ("O=..., CN=...") into @out,
  * NUL-terminated and truncated to @cap, for messages only.
  */

@@ -242,4 +242,20 @@ void ms_lanes_signer_stat(const struct ms_lanes *p, unsigned k, struct ms_lanes_
  */
 bool ms_lanes_stuck(const struct ms_lanes *p);
 
+/**
+ * ms_signer_agent_open() - a signer over `modsign agent` at @sock_path
+ * (src/agent/PROTOCOL.md) when the agent holds the key @key names: the key
+ * names of both (ms_agent_key_name()) are equal. Each lane is a connection,
+ * opened when first used: up to @lanes (0: as many as the agent has). A
+ * reply may take @token_timeout seconds (0: for ever). The signer never
+ * recovers: an agent lost in the middle of a request is an error.
+ * Return: MS_OK; MS_E_NOTFOUND when the agent holds another key, or @key
+ * names nothing comparable (the caller then opens @key itself); MS_E_IO (no agent there, it refused, or it went
+ * away), MS_E_MALFORMED, MS_E_UNSUPPORTED, MS_E_ARG, MS_E_NOMEM: errors,
+ * never a reason to open the key instead. @why gets a line naming the socket.
+ */
+ms_err ms_signer_agent_open(const char *sock_path, const char *key, unsigned lanes,
+			    unsigned token_timeout, struct ms_signer **out, char *why,
+			    size_t why_cap) MS_MUST_CHECK;
+
 #endif

@@ -1,0 +1,148 @@
+#!/bin/bash
+# The agent across machines: its socket forwarded over a real OpenSSH sshd
+# this test starts on the loopback interface (own config, host key and user
+# key in a temporary directory, a high port), as ssh-agent is forwarded.
+# Modules on the "remote" side are signed through `ssh -R` by modsign
+# processes that have neither the PIN nor the token: byte-for-byte
+# sign-file's result, with one C_Login on the agent's side. Skipped (a SKIP
+# line) only when sshd cannot run here.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+# shellcheck source=tests/lib/agent.sh
+. "$TOP/tests/lib/agent.sh"
+agent_setup
+S=$T/ssh
+mkdir -p "$S" "$T/remote"
+chmod 0700 "$T/remote"
+sshd_pid=""
+trap '[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null; agent_cleanup; t_cleanup' EXIT
+
+skip() {
+	echo "SKIP agent over ssh: $1"
+	t_done
+	exit $?
+}
+
+SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+[ -x "$SSHD" ] && command -v ssh >/dev/null && command -v ssh-keygen >/dev/null ||
+	skip "no OpenSSH server or client (scripts/install-deps.sh installs openssh-server)"
+[ "$(id -u)" -eq 0 ] || skip "sshd logs in only the user it runs as when not root; run as root"
+# sshd's privilege separation wants its empty directory, which the package's service makes.
+[ -d /run/sshd ] || mkdir -p -m 0755 /run/sshd 2>/dev/null || skip "no /run/sshd"
+
+ssh-keygen -q -t ed25519 -N '' -f "$S/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$S/id" ||
+	skip "ssh-keygen failed"
+cp "$S/id.pub" "$S/authorized_keys"
+start_sshd() {
+	port=$1
+	cat >"$S/sshd_config" <<EOF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $S/host_key
+PidFile $S/sshd.pid
+AuthorizedKeysFile $S/authorized_keys
+StrictModes no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UsePAM no
+AllowStreamLocalForwarding yes
+StreamLocalBindUnlink yes
+StreamLocalBindMask 0177
+LogLevel ERROR
+EOF
+	"$SSHD" -f "$S/sshd_config" -D -e 2>"$S/sshd.log" &
+	sshd_pid=$!
+	for _ in $(seq 1 50); do
+		grep -q "Address already in use" "$S/sshd.log" && return 1
+		kill -0 "$sshd_pid" 2>/dev/null || return 1
+		ssh-keyscan -p "$port" 127.0.0.1 >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+started=""
+for _ in 1 2 3 4 5; do
+	port=$((20000 + RANDOM % 40000))
+	if start_sshd "$port"; then
+		started=yes
+		break
+	fi
+	kill "$sshd_pid" 2>/dev/null
+	wait "$sshd_pid" 2>/dev/null
+	sshd_pid=""
+done
+[ -n "$started" ] || skip "sshd did not start: $(head -n 3 "$S/sshd.log")"
+t_pass "sshd on 127.0.0.1:$port with its own config, host key and user key"
+
+# ssh ARGS...: the test's own client settings, nothing from ~/.ssh.
+ssh_t() {
+	ssh -F /dev/null -i "$S/id" -o IdentitiesOnly=yes -o BatchMode=yes \
+		-o StrictHostKeyChecking=no -o UserKnownHostsFile="$S/known_hosts" \
+		-o ExitOnForwardFailure=yes -o LogLevel=ERROR -p "$port" "$@"
+}
+ssh_t root@127.0.0.1 true >"$T/out" 2>&1 || skip "cannot log in to the test sshd: $(cat "$T/out")"
+
+# The agent on "this" machine, holding the token key.
+"$TOP/tests/lib/mkmodule.sh" "$T/remote/mods" 12 2 >/dev/null
+mkdir "$T/ref" "$T/orig"
+cp "$T"/remote/mods/*.ko "$T/orig/"
+for f in "$T"/remote/mods/*.ko; do
+	cp "$f" "$T/ref/"
+	"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$CERT" "$T/ref/$(basename "$f")"
+done
+SLOWTOKEN_LOG=$T/calls.log daemon --log "$T/audit.log" "$SLOW" ||
+	t_fail "agent started" "$(cat "$T/daemon.err")"
+
+# On the "remote" side: the forwarded socket, and modsign runs that know only
+# it (the sanitizer settings of the test build passed along, no PIN).
+remote_sock=$T/remote/agent.sock
+remote_env="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
+remote_env="$remote_env P11_KIT_STRICT=1 MODSIGN_AGENT_SOCK=$remote_sock"
+cat >"$T/remote/sign.sh" <<EOF
+#!/bin/sh
+# wait for the forwarded socket, then sign one module per process, as kbuild does
+for i in \$(seq 1 50); do [ -S "$remote_sock" ] && break; sleep 0.1; done
+env | grep -c KBUILD_SIGN_PIN
+for f in "$T"/remote/mods/mod00*.ko; do
+	env $remote_env "$MODSIGN" sha256 "$SLOW" "$CERT" "\$f" || exit 1
+done
+env $remote_env "$MODSIGN" -b sha256 "$SLOW" "$CERT" "$T"/remote/mods/mod01*.ko
+EOF
+chmod +x "$T/remote/sign.sh"
+ssh_t -R "$remote_sock:$MODSIGN_AGENT_SOCK" root@127.0.0.1 "$T/remote/sign.sh" >"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+n=0
+for f in "$T"/remote/mods/*.ko; do
+	same "$f" "$T/ref/$(basename "$f")" && n=$((n + 1))
+done
+if [ "$rc" -eq 0 ] && [ "$n" -eq 12 ] && [ "$(head -n 1 "$T/out")" = 0 ]; then
+	t_pass "12 modules signed on the remote side through ssh -R: all equal sign-file's"
+else
+	t_fail "12 modules signed on the remote side through ssh -R: all equal sign-file's" \
+		"rc $rc, $n equal" "$(tail -n 5 "$T/out")"
+fi
+[ "$(grep -c '^C_Login ' "$T/calls.log")" = 1 ] && [ "$(grep -c '^C_Sign ' "$T/calls.log")" = 12 ] &&
+	t_pass "one C_Login on the agent's side for all of them" ||
+	t_fail "one C_Login on the agent's side for all of them" \
+		"$(awk '{ print $1 }' "$T/calls.log" | sort | uniq -c)"
+grep -q '"event":"sign",.*"exe":"[^"]*/ssh"' "$T/audit.log" &&
+	t_pass "audit log: the peer is the local ssh client" ||
+	t_fail "audit log: the peer is the local ssh client" "$(head -n 3 "$T/audit.log")"
+
+# The forwarding gone: the remote side fails clearly, modules untouched.
+cp "$T/orig/mod000.ko" "$T/remote/late.ko"
+env MODSIGN_AGENT_SOCK="$remote_sock" "$MODSIGN" sha256 "$SLOW" "$CERT" "$T/remote/late.ko" \
+	>"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+[ "$rc" -eq 1 ] && grep -q "agent at $remote_sock (MODSIGN_AGENT_SOCK): cannot connect" "$T/out" &&
+	same "$T/remote/late.ko" "$T/orig/mod000.ko" &&
+	t_pass "after the ssh session: a clear error, module untouched" ||
+	t_fail "after the ssh session: a clear error, module untouched" "$(cat "$T/out")"
+
+"$MODSIGN" agent --stop >>"$MS_LOG" 2>&1
+t_done
