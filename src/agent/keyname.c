@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <p11-kit/p11-kit.h>
 #include <p11-kit/uri.h>
 
+#include "../pkcs11/p11.h"
 #include "agent.h"
 
 #define URI_SCHEME "pkcs11:"
@@ -33,15 +33,25 @@ uri_name(const char *key, char *out, size_t cap)
 	char buf[URI_LEN_MAX + 1];
 	P11KitUri *uri = NULL;
 	char *text = NULL;
-	size_t len = strlen(key);
+	size_t len = 0;
 	ms_err err = MS_E_ARG;
 
-	if (len > URI_LEN_MAX) {
-		return MS_E_ARG;
+	/* As p11-kit reads it (ms_p11_uri_is()): whitespace anywhere deleted... */
+	for (const char *p = key; *p != '\0'; p++) {
+		if (strchr(" \r\n\v", *p) != NULL) {
+			continue;
+		}
+		if (len == URI_LEN_MAX) {
+			goto out;
+		}
+		buf[len++] = *p;
 	}
-	/* RFC 3986, 3.1: the scheme is case-insensitive; p11-kit wants it lower-case. */
+	buf[len] = '\0';
+	/* ...and the scheme in any case (RFC 3986, 3.1), which p11-kit wants lower-case. */
+	if (len < URI_SCHEME_LEN) {
+		goto out;
+	}
 	memcpy(buf, URI_SCHEME, URI_SCHEME_LEN);
-	memcpy(buf + URI_SCHEME_LEN, key + URI_SCHEME_LEN, len - URI_SCHEME_LEN + 1);
 	uri = p11_kit_uri_new();
 	if (uri == NULL) {
 		err = MS_E_NOMEM;
@@ -118,7 +128,7 @@ ms_agent_key_name(const char *key, char *out, size_t cap)
 	if (key == NULL || *key == '\0') {
 		return MS_E_ARG;
 	}
-	if (strncasecmp(key, URI_SCHEME, URI_SCHEME_LEN) == 0) {
+	if (ms_p11_uri_is(key)) {
 		return uri_name(key, out, cap);
 	}
 	/*

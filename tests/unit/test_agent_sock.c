@@ -39,6 +39,9 @@ MS_TEST(agent_key_name_uri_normalised)
 	name_of("pkcs11:token=build;object=modsign?pin-source=file:/p&module-name=softhsm2", b,
 		sizeof(b));
 	CHECK(strcmp(a, b) == 0);
+	/* Whitespace, which p11-kit deletes, anywhere; the scheme in any case. */
+	name_of(" Pkcs11:token=bu ild;\nobject=modsign", b, sizeof(b));
+	CHECK_STR_EQ(a, b);
 	CHECK(strstr(a, "1234") == NULL && strstr(a, "pin") == NULL);
 	CHECK(strncmp(a, "pkcs11:", 7) == 0);
 	/* Another key, another token: another name. */
