@@ -121,6 +121,14 @@ read_exact(int fd, uint8_t *buf, size_t n, int64_t deadline, bool started,
 		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
 			continue;
 		}
+		/*
+		 * A peer that dies with bytes of ours unread resets the
+		 * connection: an end like any other.
+		 */
+		if (k < 0 && errno == ECONNRESET) {
+			return io_fail(io, started || got > 0 ? MS_AGENT_IO_CUT : MS_AGENT_IO_EOF,
+				       ECONNRESET);
+		}
 		if (k < 0) {
 			return io_fail(io, MS_AGENT_IO_ERRNO, errno);
 		}

@@ -167,6 +167,13 @@ MS_TEST(agent_frame_read_cases)
 	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_EOF);
 	close(sv[0]);
+	/* A peer gone with our request unread resets the connection: still an end. */
+	sock_pair(sv);
+	CHECK(write(sv[0], "\0\0\0\2\1\1", 6) == 6);
+	close(sv[1]);
+	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_IO);
+	CHECK(io.end == MS_AGENT_IO_EOF);
+	close(sv[0]);
 }
 
 MS_TEST(agent_frame_write_to_dead_peer)
