@@ -101,6 +101,10 @@ SLOWTOKEN_LOG=$T/calls.log daemon --log "$T/audit.log" "$SLOW" ||
 remote_sock=$T/remote/agent.sock
 remote_env="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
 remote_env="$remote_env P11_KIT_STRICT=1 MODSIGN_AGENT_SOCK=$remote_sock"
+# Under tests/valgrind/run.sh, $MODSIGN needs its settings on the other side too.
+for v in MODSIGN_VG_LOGDIR MODSIGN_VG_BIN MODSIGN_TEST_NAME MODSIGN_VG_EXTRA; do
+	[ -n "${!v:-}" ] && remote_env="$remote_env $v=${!v}"
+done
 cat >"$T/remote/sign.sh" <<EOF
 #!/bin/sh
 # wait for the forwarded socket, then sign one module per process, as kbuild does
