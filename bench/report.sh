@@ -97,7 +97,11 @@ verify() {
 # The sign-file reference a module tree is compared with: the PEM loop when
 # it ran (RSA signatures are deterministic: same key, same bytes).
 ref_of() {
-	if [ -s "$RUN/md5.a_sf_loop" ]; then echo a_sf_loop; else echo b_sf_loop; fi
+	local v
+	for v in a_sf_loop b_sf_loop f_pem_sf_loop f_soft_sf_loop; do
+		if [ -s "$RUN/md5.$v" ]; then echo "$v"; return; fi
+	done
+	echo b_sf_loop
 }
 
 label_of() {
@@ -122,6 +126,7 @@ label_of() {
 	e_*) echo "$(z_label "$1") [${1##*_}]" ;;
 	g_ms_1) echo "modsign -b, one HSM-like token" ;;
 	g_ms_*) echo "modsign -b, ${1##*_} HSM-like tokens (--key)" ;;
+	f_*) f_label "$1" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -130,7 +135,7 @@ label_of() {
 verdict() {
 	if [ "$1" = n/a ]; then echo "NOT MEASURED"; return; fi
 	awk -v m="$1" -v l="$3" -v op="$2" 'BEGIN {
-		ok = (op == ">=") ? m >= l : (op == "<=") ? m <= l : m < l
+		ok = (op == ">=") ? m >= l : (op == "<=") ? m <= l : (op == ">") ? m > l : m < l
 		print ok ? "PASS" : "FAIL" }'
 }
 
@@ -418,6 +423,9 @@ EOF
 	if has_runs e_ms_xz || has_runs e_ms_zst || has_runs e_ms_gz; then
 		compressed_section
 	fi
+	if agent_has_runs; then
+		agent_section
+	fi
 	if has_runs g_ms_1; then
 		tokens_section
 	fi
@@ -552,7 +560,7 @@ commands_section() {
 	local v
 	printf '## Commands\n\n'
 	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_G; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"
 	done
@@ -570,7 +578,7 @@ raw_section() {
 print_summary() {
 	local v
 	printf '\n%-16s %-44s %9s %9s %9s %9s %10s\n' id variant median min max CPU RSS_KiB
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_G; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G; do
 		has_runs "$v" || continue
 		stat_get "$v"
 		printf '%-16s %-44s %9s %9s %9s %9s %10s\n' "$v" "$(label_of "$v")" "$S_MED" "$S_MIN" "$S_MAX" \
@@ -583,5 +591,6 @@ print_summary() {
 	printf '  %-12s full set, peak RSS < 64 MiB: %s\n' "$T4" "$T4_TEXT"
 	printf '  %-12s PEM key, one process per module, modsign loop >= sign-file loop: %s\n' "$T5" "$T5_TEXT"
 	printf '  %-12s PEM key, bulk against the seed'"'"'s sign-file -b: %s\n' "$T6" "$T6_TEXT"
+	agent_summary
 	g_targets
 }

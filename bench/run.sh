@@ -15,10 +15,14 @@
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d e g h"; g:
-#                        several HSM-like tokens holding one key, bench/tokens.sh; h:
-#                        the digest microbenchmark, bench/digest.sh)
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h";
+#                        f: the agent, bench/agent.sh; g: several HSM-like
+#                        tokens holding one key, bench/tokens.sh; h: the
+#                        digest microbenchmark, bench/digest.sh)
 #   BENCH_Z_FMTS, BENCH_Z_N  section (e): formats, modules (bench/compressed.sh)
+#   BENCH_AGENT_HSM_N, BENCH_AGENT_HSM_P  section (f), the agent's HSM-like
+#                        run: modules (default 200) and processes at a time
+#                        (default 4) (bench/agent.sh)
 #   BENCH_OUT            report file (default BENCHMARKS.md at the top)
 #   BENCH_NO_UPDATE=1    skip apt-get update
 #   BENCH_SETTLE         seconds between timed runs (default 31 on ext4
@@ -33,7 +37,7 @@ REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d e g h"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
@@ -331,6 +335,10 @@ SECTION_D="d_ms_pem d_ms_token"
 . "$BENCH/compressed.sh"
 SECTION_E=$(section_e_variants)
 
+# (f) `modsign agent`: bench/agent.sh (SECTION_F, run_section_f, its report).
+# shellcheck source=bench/agent.sh
+. "$BENCH/agent.sh"
+
 # (g) several tokens holding one key: bench/tokens.sh.
 # shellcheck source=bench/tokens.sh
 . "$BENCH/tokens.sh"
@@ -407,6 +415,9 @@ main() {
 		e)
 			say "(e) compressed modules ($Z_FMTS), $Z_N_REAL modules"
 			run_section_e ;;
+		f)
+			say "(f) modsign agent: one modsign process per module"
+			run_section_f ;;
 		g)
 			say "(g) HSM-like tokens holding one key ($G_TOKENS of them), $SAMPLE_REAL_N modules"
 			run_section_g ;;
@@ -417,7 +428,7 @@ main() {
 			"$BENCH/digest.sh" "$REPS" "${dfiles[@]}" > "$RUN/digest.md" ||
 				{ say "(h) digest benchmark failed"; MEASURE_FAILED=1; } ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, g, h)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
