@@ -75,6 +75,14 @@ run_ms -b sha256 "pkcs11:object=rsa2048;token=modsign-test" "$CERT" "$T"/w/mod00
 [ "$rc" -eq 0 ] && [ "$(n_same)" -eq 10 ] && [ "$(calls C_Login "$T/calls2.log")" = 0 ] &&
 	t_pass "-b, the URI written differently: still the agent's key" ||
 	t_fail "-b, the URI written differently: still the agent's key" "$(cat "$T/out")"
+# --key (more tokens holding the key): the agent holding <key> signs; the
+# other token is never opened (one that does not exist would fail the run).
+fresh
+run_ms -b --key "pkcs11:token=no-such-token;object=rsa2048;type=private?module-path=$SOFTHSM" \
+	sha256 "$SLOW" "$CERT" "$T"/w/mod00*.ko
+[ "$rc" -eq 0 ] && [ "$(n_same)" -eq 10 ] && [ "$(calls C_Login "$T/calls2.log")" = 0 ] &&
+	t_pass "-b --key: the agent signs, the other token is not opened" ||
+	t_fail "-b --key: the agent signs, the other token is not opened" "$(cat "$T/out")"
 # Single-module forms against sign-file's.
 m=mod003.ko
 form() {
