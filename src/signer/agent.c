@@ -249,7 +249,7 @@ agent_free(struct ms_signer *base)
 	if (as == NULL) {
 		return;
 	}
-	for (unsigned i = 0; i < as->n_lanes; i++) {
+	for (unsigned i = 0; as->lane != NULL && i < as->n_lanes; i++) {
 		if (as->lane[i].fd >= 0) {
 			close(as->lane[i].fd);
 		}
@@ -294,12 +294,12 @@ ms_signer_agent_open(const char *sock_path, const char *key, unsigned lanes,
 	as->base.ops = &agent_ops;
 	snprintf(as->path, sizeof(as->path), "%s", sock_path);
 	as->reply_ms = token_timeout == 0 ? -1 : (int)token_timeout * 1000;
-	as->n_lanes = 1;
 	as->lane = calloc(1, sizeof(*as->lane));
 	if (as->lane == NULL) {
 		err = MS_E_NOMEM;
 		goto out;
 	}
+	as->n_lanes = 1;	/* only once there is a lane: agent_free() walks them */
 	as->lane[0].fd = -1;
 	err = lane_connect(as, &as->lane[0], &call);
 	if (err != MS_OK) {

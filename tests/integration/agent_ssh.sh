@@ -19,7 +19,7 @@ sshd_pid=""
 trap '[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null; agent_cleanup; t_cleanup' EXIT
 
 skip() {
-	echo "SKIP agent over ssh: $1"
+	t_skip "agent over ssh" "$1"
 	t_done
 	exit $?
 }
