@@ -22,8 +22,7 @@ struct name_key {
 	bool ok;		/* both stats worked */
 	dev_t dev, dir_dev;
 	ino_t ino, dir_ino;
-	const char *base;	/* in @copy */
-	char *copy;		/* the path, for basename() */
+	const char *base;	/* the last component, in the list's own path */
 };
 
 static int
@@ -75,13 +74,12 @@ key_of(const char *path, size_t i, struct name_key *k)
 
 	memset(k, 0, sizeof(*k));
 	k->i = i;
-	k->copy = strdup(path);
 	dcopy = strdup(path);
-	if (k->copy == NULL || dcopy == NULL) {
-		free(dcopy);
+	if (dcopy == NULL) {
 		return MS_E_NOMEM;
 	}
-	k->base = basename(k->copy);
+	/* As basename(): a name that ends in '/' fails lstat() below unless a directory. */
+	k->base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
 	if (lstat(path, &st) == 0 && stat(dirname(dcopy), &dst) == 0) {
 		k->ok = true;
 		k->dev = st.st_dev;
@@ -208,9 +206,6 @@ ms_cli_names_build(struct ms_module_list *list, bool verbose, struct ms_name_set
 	}
 	err = compact(list, drop, out);
 out:
-	for (size_t i = 0; k != NULL && i < n; i++) {
-		free(k[i].copy);
-	}
 	free(k);
 	free(drop);
 	free(idx);

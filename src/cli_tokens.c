@@ -280,7 +280,7 @@ share_lanes(struct tok *t, size_t n)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (o->jobs == 0 && ms_p11_token_is_hardware(t[i].p11)) {
+		if (n_share == 0 || (o->jobs == 0 && ms_p11_token_is_hardware(t[i].p11))) {
 			t[i].want_lanes = 1;
 			continue;
 		}

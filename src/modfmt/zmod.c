@@ -773,7 +773,11 @@ ms_mod_zpool_take(struct ms_mod_zpool *p, enum ms_zfmt fmt, uint64_t total_len,
 		}
 	}
 	if (*e == NULL) {
-		err = ms_mod_zenc_new(fmt, total_len, e);
+		/* Through a local: gcc -fanalyzer loses track of a pointer made straight into the slot. */
+		struct ms_mod_zenc *made = NULL;
+
+		err = ms_mod_zenc_new(fmt, total_len, &made);
+		*e = made;
 	}
 	if (err != MS_OK) {
 		slot_release(p, i);
