@@ -52,6 +52,10 @@ uri() {
 		"${2:-$SOFTHSM}"
 }
 
+# Two SoftHSM2 copies in one process must not read the one token directory at
+# the same moment (seen, even on a quiet machine: "initialised tokens present:
+# 0" through the second shim): every shim but a's starts its real C_Initialize
+# 1.5 s after a's (SLOWTOKEN_INIT_MS), its start-up still overlapping a's.
 # shim NAME [SETTING...]: a copy of slowtoken, $T/st-NAME.so, over its own copy
 # of SoftHSM2, logging to $T/NAME.log, with the given SLOWTOKEN_* settings.
 shim() {
@@ -110,7 +114,7 @@ KBUILD_SIGN_PIN=$PIN run_ms sha256 "$(uri tok-a)" --key "$(uri tok-b)" "$cert" "
 
 # Bulk: every module sign-file's bytes; each token logged in to once.
 shim a
-shim b
+shim b 'SLOWTOKEN_INIT_MS=1500'
 fresh
 KBUILD_SIGN_PIN=$PIN run_ms -b -j 4 sha256 "$(uri tok-a "$T/st-a.so")" \
 	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
@@ -178,7 +182,7 @@ all_untouched && t_pass "usage errors: every module untouched" ||
 
 # A wrong PIN: refused by the first token; no other token is offered it.
 shim a 'SLOWTOKEN_LOGIN_MS=50'
-shim b 'SLOWTOKEN_LOGIN_MS=50'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_LOGIN_MS=50'
 fresh
 KBUILD_SIGN_PIN=$WRONG_PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
 	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
@@ -192,7 +196,7 @@ expect_fail "a wrong PIN: refused naming the token and CKR_PIN_INCORRECT" 1 \
 # start-up each) overlap; one PIN source, so the second token's C_Login
 # begins only after the first's has taken the PIN.
 shim a 'SLOWTOKEN_INIT_MS=1000' 'SLOWTOKEN_LOGIN_MS=300' 'SLOWTOKEN_SERIAL=1'
-shim b 'SLOWTOKEN_INIT_MS=1000' 'SLOWTOKEN_LOGIN_MS=300' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=2500' 'SLOWTOKEN_LOGIN_MS=300' 'SLOWTOKEN_SERIAL=1'
 fresh
 KBUILD_SIGN_PIN=$PIN run_ms sha256 "$(uri tok-a "$T/st-a.so")" --key "$(uri tok-b "$T/st-b.so")" \
 	"$cert" "$T/w/mod001.ko"
@@ -210,7 +214,7 @@ KBUILD_SIGN_PIN=$PIN run_ms sha256 "$(uri tok-a "$T/st-a.so")" --key "$(uri tok-
 # A PIN source each (tok-c has another PIN): each is read, and the logins
 # run at the same time.
 shim a 'SLOWTOKEN_INIT_MS=300' 'SLOWTOKEN_LOGIN_MS=1000' 'SLOWTOKEN_SERIAL=1'
-shim c 'SLOWTOKEN_INIT_MS=300' 'SLOWTOKEN_LOGIN_MS=1000' 'SLOWTOKEN_SERIAL=1'
+shim c 'SLOWTOKEN_INIT_MS=1800' 'SLOWTOKEN_LOGIN_MS=1000' 'SLOWTOKEN_SERIAL=1'
 fresh
 run_ms sha256 "$(uri tok-a "$T/st-a.so")&pin-source=file:$T/a.pin" \
 	--key "$(uri tok-c "$T/st-c.so")&pin-source=file:$T/c.pin" "$cert" "$T/w/mod002.ko"
@@ -223,7 +227,7 @@ run_ms sha256 "$(uri tok-a "$T/st-a.so")&pin-source=file:$T/a.pin" \
 # A --key without a PIN source of its own gets <key>'s: here a pin-source
 # whose PIN tok-c refuses, after tok-a took it.
 shim a
-shim c
+shim c 'SLOWTOKEN_INIT_MS=1500'
 fresh
 run_ms sha256 "$(uri tok-a "$T/st-a.so")&pin-source=file:$T/a.pin" \
 	--key "$(uri tok-c "$T/st-c.so")" "$cert" "$T/w/mod003.ko"
@@ -245,7 +249,7 @@ sum_sig() {
 # Two tokens, each serialised on its own (a card each): both sign, every
 # module is sign-file's, and the summary's counts add up to the modules.
 shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
-shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
 fresh
 KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
 	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
@@ -260,7 +264,7 @@ nb=$(grep -c '^C_Sign rv=CKR_OK' "$T/b.log")
 # One token fails mid-run (CKR_DEVICE_ERROR from its 3rd C_Sign on): it is
 # dropped with a warning naming it, the other signs the rest, none is lost.
 shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
-shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
 fresh
 KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
 	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
@@ -275,7 +279,7 @@ KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
 # Both fail: the first is dropped, the last one's failure stops the run as
 # with one token; every module is untouched or sign-file's, none half-done.
 shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:4+:CKR_DEVICE_ERROR'
-shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
 fresh
 KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
 	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
@@ -297,7 +301,7 @@ done
 tmo=3
 [ "${MODSIGN_TEST_VALGRIND:-0}" = 1 ] && tmo=20
 shim a 'SLOWTOKEN_SIGN_MS=20'
-shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_FAULT=C_Sign:2:HANG' 'SLOWTOKEN_HANG_MS=600000'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_FAULT=C_Sign:2:HANG' 'SLOWTOKEN_HANG_MS=600000'
 fresh
 KBUILD_SIGN_PIN=$PIN run_ms -b --token-timeout "$tmo" sha256 "$(uri tok-a "$T/st-a.so")" \
 	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
