@@ -100,19 +100,10 @@ signal_name(int sig)
 									   "a signal";
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double
 now(void)
 {
-	return (double)now_ns() / 1e9;
+	return (double)ms_clock_ns() / 1e9;
 }
 
 static void

@@ -56,10 +56,7 @@ enum pin_from {
 static long long
 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)(ms_clock_ns() / 1000000u);
 }
 
 /* Waits until @fd (a pipe with a writer) is readable, at most until @deadline_ms. */

@@ -27,10 +27,7 @@
 int64_t
 ms_agent_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(ms_clock_ns() / 1000000u);
 }
 
 /* Milliseconds left until @deadline (-1: none) for poll(2). */

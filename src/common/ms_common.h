@@ -49,6 +49,12 @@ void ms_wipe(void *p, size_t len);
  */
 unsigned ms_cpu_count(void);
 
+/**
+ * ms_clock_ns() - CLOCK_MONOTONIC in nanoseconds: for deadlines, timeouts
+ * and rates, never for a date.
+ */
+uint64_t ms_clock_ns(void);
+
 /* The longest PIN or passphrase we accept; longer input is an error. */
 #define MS_PIN_MAX 256
 

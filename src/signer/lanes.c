@@ -94,15 +94,6 @@ struct lane_arg {
 	unsigned lane;
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Room for @n_lanes lanes and @n_members members in all. */
 static ms_err
 grow(struct ms_lanes *p, unsigned n_lanes, unsigned n_members)
@@ -209,7 +200,7 @@ sign_stamped(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req,
 	ms_err err;
 
 	atomic_store(&l->label, req->label);
-	atomic_store(&l->busy_since, now_ns());
+	atomic_store(&l->busy_since, ms_clock_ns());
 	err = ms_signer_sign(l->signer, l->index, req, sig, cap, sig_len);
 	atomic_store(&l->busy_since, 0);
 	return err;
@@ -467,7 +458,7 @@ sign_threaded(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	      size_t cap, size_t *sig_len, struct ms_lanes_result *res, bool *left)
 {
 	struct lane *l = &p->lane[lane];
-	uint64_t deadline = now_ns() + (uint64_t)p->cfg.token_timeout * 1000000000u;
+	uint64_t deadline = ms_clock_ns() + (uint64_t)p->cfg.token_timeout * 1000000000u;
 	struct timespec ts;
 	bool is_timed = true;
 	ms_err err;
@@ -493,7 +484,7 @@ sign_threaded(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 		if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) == 0 || l->state != LANE_ASKED) {
 			continue;
 		}
-		if (now_ns() < deadline) {
+		if (ms_clock_ns() < deadline) {
 			continue;
 		}
 		/* Late. Drop its signer (decided under the pool's lock), then leave. */
@@ -592,7 +583,7 @@ ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap)
 	if (p->is_threaded && alive > 1) {
 		return 0;	/* a late signature moves to another signer by itself */
 	}
-	t = now_ns();
+	t = ms_clock_ns();
 	for (unsigned l = 0; l < p->n; l++) {
 		uint64_t since = atomic_load(&p->lane[l].busy_since);
 
