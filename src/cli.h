@@ -76,6 +76,14 @@ struct ms_opts {
  */
 int ms_cli_parse(int argc, char **argv, struct ms_opts *o);
 
+/*
+ * ms_cli_key_add() - one `--key <uri>` (bulk mode and the agent): @uri must
+ * be a pkcs11: URI, at most MS_TOKENS_MAX - 1 of them. 0, else -1 (printed).
+ */
+int ms_cli_key_add(struct ms_opts *o, const char *uri);
+/* ms_cli_keys_check() - once parsed: --key wants a pkcs11: <key> and no -s. 0, else -1 (printed). */
+int ms_cli_keys_check(const struct ms_opts *o);
+
 /* ms_cli_parse_uint() - a decimal number in @min..@max (no sign, no blanks): 0, else -1. */
 int ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out);
 

@@ -31,6 +31,7 @@ enum {
 	OPT_LIFETIME,
 	OPT_TOKEN_TIMEOUT,
 	OPT_FINAL_TRY,
+	OPT_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "lifetime", required_argument, NULL, OPT_LIFETIME },
 	{ "token-timeout", required_argument, NULL, OPT_TOKEN_TIMEOUT },
 	{ "pin-final-try", no_argument, NULL, OPT_FINAL_TRY },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
@@ -63,6 +65,9 @@ static const char help_text[] =
 	"  --lifetime <s>         stop <s> seconds after starting\n"
 	"  --token-timeout <s>    stop when one signature takes longer (default 120)\n"
 	"  --pin-final-try        log in even when one wrong PIN locks the token\n"
+	"  --key <uri>            one more token holding <key>'s key (a pkcs11: URI,\n"
+	"                         repeatable): the lanes span every token, and one\n"
+	"                         that fails is dropped while the others sign on\n"
 	"  -q, --quiet            no start and stop lines on stderr\n"
 	"  --daemon               detach and print the shell assignments\n"
 	"  --stop                 stop the agent of MODSIGN_AGENT_SOCK and wait for it\n"
@@ -70,7 +75,7 @@ static const char help_text[] =
 	"Without --daemon the agent exits with the command's status.\n";
 
 struct agent_args {
-	struct ms_opts o;	/* key, -j, --token-timeout, --pin-final-try */
+	struct ms_opts o;	/* key, --key, -j, --token-timeout, --pin-final-try */
 	const char *log;
 	unsigned idle_timeout;
 	unsigned lifetime;
@@ -81,6 +86,9 @@ struct agent_args {
 
 struct run {
 	const struct agent_args *a;
+	const struct ms_tokens *tokens;	/* --key: every token, <key>'s first */
+	struct ms_agent_audit *audit;
+	const char *key_name;
 	pid_t child;
 	bool child_done;
 	int child_status;	/* as waitpid reports it */
@@ -140,6 +148,11 @@ parse(int argc, char **argv, struct agent_args *a)
 		case OPT_FINAL_TRY:
 			a->o.allow_final_try = true;
 			break;
+		case OPT_KEY:
+			if (ms_cli_key_add(&a->o, optarg) != 0) {
+				return usage();
+			}
+			break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			fputs("\n", stdout);
@@ -152,12 +165,15 @@ parse(int argc, char **argv, struct agent_args *a)
 	argc -= optind;
 	argv += optind;
 	if (a->is_stop) {
-		return argc == 0 && !a->is_daemon ? MS_EXIT_OK : usage();
+		return argc == 0 && !a->is_daemon && a->o.n_keys == 0 ? MS_EXIT_OK : usage();
 	}
 	if (argc < 1) {
 		return usage();
 	}
 	a->o.key = argv[0];
+	if (ms_cli_keys_check(&a->o) != 0) {
+		return usage();
+	}
 	if (a->is_daemon) {
 		return argc == 1 ? MS_EXIT_OK : usage();
 	}
@@ -211,6 +227,44 @@ say_line(void *ctx, enum ms_agent_say kind, const char *line)
 	}
 }
 
+/* One of several tokens (--key) failed: logged, and the others sign on. */
+static void
+on_drop(void *ctx, unsigned k, const char *why)
+{
+	const struct run *r = ctx;
+	const char *name = k < r->tokens->n ? r->tokens->name[k] : "a token";
+	char text[1500];
+
+	snprintf(text, sizeof(text), "%s dropped: %s; the other tokens sign on", name, why);
+	ms_cli_warn("agent: %s", text);
+	if (ms_agent_audit_event(r->audit, "drop", NULL, r->key_name, text) != MS_OK) {
+		ms_cli_error("agent: --log: cannot write the audit line");
+	}
+}
+
+/* --key: "; token 'a' (serial 1): 3 signatures, token 'b' ...: 2 signatures, dropped" */
+static void
+token_counts(const struct run *r, const struct ms_lanes *lanes, char *out, size_t cap)
+{
+	unsigned n = lanes != NULL ? ms_lanes_signers(lanes) : 0;
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (unsigned k = 0; n > 1 && k < n && k < r->tokens->n; k++) {
+		struct ms_lanes_signer_stat st;
+		int w;
+
+		ms_lanes_signer_stat(lanes, k, &st);
+		w = snprintf(out + len, cap - len, "%s%s: %zu signature%s%s", k == 0 ? "; " : ", ",
+			     r->tokens->name[k], st.signatures, st.signatures == 1 ? "" : "s",
+			     st.is_dropped ? ", dropped" : "");
+		if (w < 0 || (size_t)w >= cap - len) {
+			return;	/* cut short: the line stays whole */
+		}
+		len += (size_t)w;
+	}
+}
+
 static int
 exit_status(const struct run *r, ms_err served)
 {
@@ -228,13 +282,15 @@ exit_status(const struct run *r, ms_err served)
 
 static void
 say_stop(const struct run *r, struct ms_agent_audit *audit, const char *key_name,
-	 const char *reason, const struct ms_agent_stats *st)
+	 const char *reason, const struct ms_agent_stats *st, const struct ms_lanes *lanes)
 {
-	char text[512];
+	char text[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
+	char counts[MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
 
+	token_counts(r, lanes, counts, sizeof(counts));
 	snprintf(text, sizeof(text), "stopped (%s): %zu signed, %zu failed, %zu refused, "
-		 "%zu malformed", reason[0] != '\0' ? reason : "done", st->signed_n, st->failed,
-		 st->refused, st->malformed);
+		 "%zu malformed%s", reason[0] != '\0' ? reason : "done", st->signed_n, st->failed,
+		 st->refused, st->malformed, counts);
 	if (ms_agent_audit_event(audit, "stop", NULL, key_name, text) != MS_OK) {
 		ms_cli_error("agent: --log: cannot write the audit line");
 	}
@@ -254,9 +310,11 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		.recoveries_max = MS_RECOVERIES_MAX, .token_timeout = a->o.token_timeout,
 	};
 	struct ms_lanes *lanes = NULL;
-	struct run r = { .a = a, .child = -1 };
+	struct run r = { .a = a, .tokens = &job->tokens, .audit = audit, .child = -1 };
+	const char *names[MS_TOKENS_MAX];
 	char key_name[MS_AGENT_NAME_MAX + 1];
-	char why[512] = "", reason[256] = "";
+	char why[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 2)] = "", reason[256] = "";
+	size_t len;
 	int fds[2] = { -1, -1 };
 	int sys_errno = 0;
 	bool spawn_failed = false;
@@ -270,10 +328,20 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		ms_cli_error("agent: %s: cannot name the key: %s", shown, ms_err_str(err));
 		goto out;
 	}
+	r.key_name = key_name;
+	lc.on_drop = on_drop;
+	lc.ctx = &r;
 	err = ms_lanes_new(job->signer, &lc, &lanes);
+	/* --key: the other tokens' lanes behind the same pool, as in bulk mode. */
+	for (size_t k = 1; err == MS_OK && k < job->tokens.n; k++) {
+		err = ms_lanes_add(lanes, job->tokens.signer[k]);
+	}
 	if (err != MS_OK) {
 		ms_cli_error("agent: %s", ms_err_str(err));
 		goto out;
+	}
+	for (size_t k = 0; k < job->tokens.n; k++) {
+		names[k] = job->tokens.name[k];
 	}
 	err = ms_agent_sock_listen(&sock, why, sizeof(why));
 	if (err != MS_OK) {
@@ -301,10 +369,20 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	}
 	if (!a->o.quiet) {
 		ms_cli_error("agent: pid %ld, key %s, %u lane%s, socket %s", (long)getpid(), key_name,
-			     ms_signer_lanes(job->signer), ms_signer_lanes(job->signer) == 1 ? "" : "s",
-			     sock.path);
+			     ms_lanes_count(lanes), ms_lanes_count(lanes) == 1 ? "" : "s", sock.path);
 	}
-	snprintf(why, sizeof(why), "socket %s, %u lanes", sock.path, ms_signer_lanes(job->signer));
+	len = (size_t)snprintf(why, sizeof(why), "socket %s, %u lanes", sock.path,
+			       ms_lanes_count(lanes));
+	/* --key: which tokens, with their lanes; the stop line counts their signatures. */
+	for (size_t k = 0; k < job->tokens.n && len < sizeof(why); k++) {
+		unsigned n = ms_signer_lanes(job->tokens.signer[k]);
+
+		if (!a->o.quiet) {
+			ms_cli_error("agent: %s: %u lane%s", names[k], n, n == 1 ? "" : "s");
+		}
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s: %u", k == 0 ?
+					"; tokens: " : ", ", names[k], n);
+	}
 	if (ms_agent_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
 		ms_cli_error("agent: --log: cannot write the audit line");
 	}
@@ -314,6 +392,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	cfg.lanes = lanes;
 	cfg.audit = audit;
 	cfg.key_name = key_name;
+	cfg.signer_names = job->tokens.n > 1 ? names : NULL;
 	cfg.idle_timeout = a->idle_timeout;
 	cfg.lifetime = a->lifetime;
 	cfg.token_timeout = a->o.token_timeout;
@@ -322,14 +401,16 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	cfg.say = say_line;
 	cfg.ctx = &r;
 	err = ms_agent_server_run(&cfg, &sock, &st, reason, sizeof(reason));
-	say_stop(&r, audit, key_name, reason, &st);
-	if (err == MS_E_TOKEN) {
+	say_stop(&r, audit, key_name, reason, &st, lanes);
+	if (err == MS_E_TOKEN || ms_lanes_stuck(lanes)) {
 		/*
-		 * A signature never came back: its thread is inside the token, so no
-		 * C_Finalize. The PIN is wiped, the socket is gone; the command is
-		 * waited for, and its status (or 1) is the agent's.
+		 * A signature never came back (or a dropped token's never did):
+		 * its thread is inside the token, so no C_Finalize. The PINs are
+		 * wiped, the socket is gone; the command is waited for, and its
+		 * status (or 1) is the agent's.
 		 */
 		ms_pin_clear(&job->pin);
+		ms_cli_tokens_wipe(&job->tokens);
 		while (r.child > 0 && !r.child_done && waitpid(r.child, &r.child_status, 0) < 0 &&
 		       errno == EINTR) {
 		}
@@ -340,9 +421,10 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 out:
 	ms_agent_sock_close(&sock);
 	ms_lanes_free(lanes);
-	/* The key and its token are closed before --stop hears that it is done. */
+	/* The key and its tokens are closed before --stop hears that it is done. */
 	ms_signer_free(job->signer);
 	job->signer = NULL;
+	ms_cli_tokens_close(&job->tokens);
 	if (st.stop_fd >= 0) {
 		close(st.stop_fd);
 	}
@@ -376,8 +458,9 @@ agent_run(const struct agent_args *a, int ready_fd)
 		ms_cli_error("agent: %s", why);
 		goto out;
 	}
-	/* A wrong PIN stops here, before anything listens. */
-	if (ms_cli_key_open(&a->o, &job.pin, &job.signer) != MS_OK) {
+	/* A wrong PIN, or a token of another key, stops here, before anything listens. */
+	if ((a->o.n_keys > 0 ? ms_cli_tokens_open(&a->o, NULL, &job.pin, &job.signer, &job.tokens) :
+	     ms_cli_key_open(&a->o, &job.pin, &job.signer)) != MS_OK) {
 		ms_cli_agent_wipe_env_pin();
 		ms_cli_error("agent: not started");
 		goto out;

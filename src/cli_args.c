@@ -191,6 +191,32 @@ run_as_sign_file(const char *argv0)
 }
 
 int
+ms_cli_key_add(struct ms_opts *o, const char *uri)
+{
+	if (o->n_keys == sizeof(o->keys) / sizeof(o->keys[0])) {
+		ms_cli_error("--key: at most %zu more tokens", sizeof(o->keys) / sizeof(o->keys[0]));
+		return -1;
+	}
+	if (!ms_p11_uri_is(uri)) {
+		ms_cli_error("--key names a token: give a pkcs11: URI");
+		return -1;
+	}
+	o->keys[o->n_keys++] = uri;
+	return 0;
+}
+
+int
+ms_cli_keys_check(const struct ms_opts *o)
+{
+	if (o->n_keys == 0 || (!o->raw_sig && ms_p11_uri_is(o->key))) {
+		return 0;
+	}
+	ms_cli_error(o->raw_sig ? "-s appends a given signature: --key does not apply" :
+		     "--key adds tokens holding <key>'s key: <key> must be a pkcs11: URI too");
+	return -1;
+}
+
+int
 ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 {
 	const char *argv0 = argc > 0 ? argv[0] : NULL;
@@ -260,16 +286,9 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			}
 			break;
 		case OPT_KEY:
-			if (o->n_keys == sizeof(o->keys) / sizeof(o->keys[0])) {
-				ms_cli_error("--key: at most %zu more tokens",
-					     sizeof(o->keys) / sizeof(o->keys[0]));
+			if (ms_cli_key_add(o, optarg) != 0) {
 				return usage();
 			}
-			if (!ms_p11_uri_is(optarg)) {
-				ms_cli_error("--key names a token: give a pkcs11: URI");
-				return usage();
-			}
-			o->keys[o->n_keys++] = optarg;
 			break;
 		case OPT_FILES_FROM:
 			if (o->n_files_from == sizeof(o->files_from) / sizeof(o->files_from[0])) {
@@ -307,10 +326,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	argc -= optind;
 	argv += optind;
 	rc = o->bulk ? parse_bulk(argc, argv, o) : parse_single(argc, argv, o);
-	if (rc == MS_EXIT_OK && o->n_keys > 0 && (o->raw_sig || !ms_p11_uri_is(o->key))) {
-		ms_cli_error(o->raw_sig ? "-s appends a given signature: --key does not apply" :
-			     "--key adds tokens holding <key>'s key: <key> must be a pkcs11: URI "
-			     "too");
+	if (rc == MS_EXIT_OK && ms_cli_keys_check(o) != 0) {
 		return usage();
 	}
 	if (rc == MS_EXIT_OK && o->signed_policy == MS_SIGNED_REFUSE && run_as_sign_file(argv0)) {

@@ -110,6 +110,27 @@ login_one(struct tok *t)
 	}
 }
 
+/*
+ * Phase 1b, every token at once: a token whose PIN is locked or on its
+ * final try is refused before any token is offered a PIN, so that no card
+ * spends a try on a run that cannot start.
+ */
+static void *
+pin_check_one(void *arg)
+{
+	struct tok *t = arg;
+	unsigned flags = t->o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
+
+	t->err = ms_p11_pin_check(t->p11, flags);
+	if (t->err == MS_E_PIN) {
+		ms_cli_error("%s (key %s): %s: refused; no token is offered a PIN", t->name,
+			     t->shown, ms_p11_last_fail(t->p11)->detail);
+	} else if (t->err != MS_OK) {
+		ms_cli_p11_error(t->name, t->p11, t->err);
+	}
+	return NULL;
+}
+
 /* Phase 2: the first token of each PIN, and those that need none, log in. */
 static bool
 pick_first(const struct tok *t)
@@ -383,6 +404,10 @@ ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cert, stru
 	err = first_error(t, n);
 	if (err == MS_OK) {
 		err = check_distinct(t, n);
+	}
+	if (err == MS_OK) {
+		run_phase(t, n, pick_all, pin_check_one);
+		err = first_error(t, n);
 	}
 	if (err != MS_OK) {
 		goto out;

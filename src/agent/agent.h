@@ -167,12 +167,14 @@ struct ms_agent_audit_sign {
 	enum ms_hash_alg hash;
 	struct ms_span digest;
 	const char *key;		/* the agent's key name */
+	const char *token;		/* NULL, or the token that signed (agent --key) */
 	const char *error;		/* NULL: signed; else what failed (with its CKR_ name) */
 };
 
 /**
  * ms_agent_audit_sign() - one line for one signature request: time, peer pid,
- * uid and executable, module, hash, digest, key and outcome. One write(2)
+ * uid and executable, module, hash, digest, key, the token that signed (when
+ * the agent has several) and outcome. One write(2)
  * to an O_APPEND file, so lines of several threads never mix.
  * Return: MS_OK (also when logging nowhere); MS_E_IO when the line could not
  * be written: the agent then does not hand out the signature.
@@ -205,6 +207,8 @@ struct ms_agent_server_cfg {
 	struct ms_lanes *lanes;		/* borrowed: the pool every signature goes through */
 	struct ms_agent_audit *audit;	/* borrowed */
 	const char *key_name;		/* ms_agent_key_name() of the key: HELLO, audit */
+	/* agent --key: a name per signer of @lanes (audit "token"); NULL: one signer */
+	const char *const *signer_names;
 	unsigned idle_timeout;		/* stop after this many seconds without a request; 0 never */
 	unsigned lifetime;		/* stop this many seconds after starting; 0 never */
 	unsigned token_timeout;		/* the pool's, for the message when a signature hangs */

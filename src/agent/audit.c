@@ -149,6 +149,9 @@ ms_agent_audit_sign(struct ms_agent_audit *a, const struct ms_agent_audit_sign *
 	put_cstr(f, "hash", ms_cms_hash_name(rec->hash));
 	put_cstr(f, "digest", digest);
 	put_cstr(f, "key", rec->key);
+	if (rec->token != NULL) {
+		put_cstr(f, "token", rec->token);
+	}
 	put_cstr(f, "outcome", rec->error == NULL ? "signed" : "failed");
 	if (rec->error != NULL) {
 		put_cstr(f, "error", rec->error);

@@ -50,7 +50,7 @@ serve_hello(struct conn *c)
 	r.type = MS_AGENT_HELLO;
 	r.status = MS_AGENT_ST_OK;
 	r.key_type = ms_signer_key_type(cfg->signer);
-	r.lanes = ms_signer_lanes(cfg->signer);
+	r.lanes = ms_lanes_count(cfg->lanes);	/* every token's, with agent --key */
 	r.key_name.p = (const uint8_t *)cfg->key_name;
 	r.key_name.len = strlen(cfg->key_name);
 	return send_reply(c, &r);
@@ -87,7 +87,12 @@ check_cert(struct ms_agent_server *srv, const struct ms_span *der, bool *stoppin
 {
 	const struct ms_agent_server_cfg *cfg = srv->cfg;
 	struct ms_cms_cert *cert = NULL;
-	unsigned n_lanes = ms_signer_lanes(cfg->signer), held = 0;
+	/*
+	 * Several tokens (agent --key) all show their public keys (checked at
+	 * start): no test signature, so no lane is held.
+	 */
+	unsigned n_lanes = ms_lanes_signers(cfg->lanes) > 1 ? 0 : ms_signer_lanes(cfg->signer);
+	unsigned held = 0;
 	unsigned *taken = NULL;
 	uint8_t h[32];
 	ms_err err;
@@ -110,8 +115,8 @@ check_cert(struct ms_agent_server *srv, const struct ms_span *der, bool *stoppin
 		snprintf(why, cap, "the certificate does not parse: %s", ms_err_str(err));
 		goto out;	/* not cached: it says nothing about the key */
 	}
-	taken = calloc(n_lanes, sizeof(*taken));
-	if (taken == NULL) {
+	taken = n_lanes > 0 ? calloc(n_lanes, sizeof(*taken)) : NULL;
+	if (n_lanes > 0 && taken == NULL) {
 		err = MS_E_NOMEM;
 		snprintf(why, cap, "%s", ms_err_str(err));
 		goto out;
@@ -202,6 +207,9 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	rec.peer = &c->peer;
 	rec.module = req->module;
 	rec.hash = req->hash;
+	if (err == MS_OK && cfg->signer_names != NULL && res.signer < ms_lanes_signers(cfg->lanes)) {
+		rec.token = cfg->signer_names[res.signer];
+	}
 	rec.digest = req->digest;
 	rec.key = cfg->key_name;
 	rec.error = err == MS_OK ? NULL : res.why;

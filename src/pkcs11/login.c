@@ -36,12 +36,10 @@ ms_p11i_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
  * the token's tries (SoftHSM2 counts it; a 3-try card locks after two
  * stray Enters and a typo): it is never sent. A PIN pad token gets no PIN.
  */
+/* The PIN's state as the token's flags say it: locked, or one try left. */
 static ms_err
-login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
-	       const CK_TOKEN_INFO *info)
+pin_state_check(struct ms_p11 *p11, CK_FLAGS tf, unsigned flags)
 {
-	CK_FLAGS tf = info->flags;
-
 	if ((tf & CKF_USER_PIN_LOCKED) != 0) {
 		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
 				 "token \"%s\": user PIN is locked (CKF_USER_PIN_LOCKED); "
@@ -53,6 +51,19 @@ login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
 				 "token \"%s\": one PIN attempt left before it locks "
 				 "(CKF_USER_PIN_FINAL_TRY); no login tried", p11->token_label);
 		return MS_E_PIN;
+	}
+	return MS_OK;
+}
+
+static ms_err
+login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
+	       const CK_TOKEN_INFO *info)
+{
+	CK_FLAGS tf = info->flags;
+	ms_err err = pin_state_check(p11, tf, flags);
+
+	if (err != MS_OK) {
+		return err;
 	}
 	if (pin == NULL && (tf & CKF_PROTECTED_AUTHENTICATION_PATH) == 0) {
 		ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
@@ -81,6 +92,23 @@ login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
 	return MS_OK;
 }
 
+/* The token's info afresh (its flags change as PINs are tried); @p11->fail on failure. */
+static ms_err
+read_info(struct ms_p11 *p11, CK_TOKEN_INFO *info)
+{
+	CK_RV rv;
+
+	memset(info, 0, sizeof(*info));
+	rv = p11->fl->C_GetTokenInfo(p11->slot, info);
+	if (rv != CKR_OK) {
+		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", rv, "token \"%s\"",
+				 p11->token_label);
+		return MS_E_TOKEN;
+	}
+	p11->token_flags = info->flags;
+	return MS_OK;
+}
+
 ms_err
 ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 {
@@ -106,14 +134,9 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 				 "an earlier login failed; not retried");
 		return MS_E_PIN;
 	}
-	memset(&info, 0, sizeof(info));
-	rv = p11->fl->C_GetTokenInfo(p11->slot, &info);
-	if (rv != CKR_OK) {
-		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", rv, "token \"%s\"",
-				 p11->token_label);
+	if (read_info(p11, &info) != MS_OK) {
 		return MS_E_TOKEN;
 	}
-	p11->token_flags = info.flags;
 	if ((info.flags & CKF_LOGIN_REQUIRED) == 0) {
 		p11->pin = pin;
 		p11->login_done = true;
@@ -142,6 +165,26 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 	}
 	ms_p11i_fail_set(&p11->fail, "C_Login", rv, "token \"%s\"", p11->token_label);
 	return MS_E_TOKEN;
+}
+
+ms_err
+ms_p11_pin_check(struct ms_p11 *p11, unsigned flags)
+{
+	CK_TOKEN_INFO info;
+
+	if (p11 == NULL || !p11->has_token) {
+		return MS_E_ARG;
+	}
+	if (p11->login_done) {
+		return MS_OK;
+	}
+	if (read_info(p11, &info) != MS_OK) {
+		return MS_E_TOKEN;
+	}
+	if ((info.flags & CKF_LOGIN_REQUIRED) == 0) {
+		return MS_OK;
+	}
+	return pin_state_check(p11, info.flags, flags);
 }
 
 bool

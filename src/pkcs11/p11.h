@@ -146,6 +146,17 @@ bool ms_p11_needs_pin(const struct ms_p11 *p11);
 ms_err ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags) MS_MUST_CHECK;
 
 /**
+ * ms_p11_pin_check() - the token's PIN state, without a login: the token
+ * info is read afresh and a CKF_USER_PIN_LOCKED (or, without
+ * MS_P11_LOGIN_ALLOW_FINAL_TRY in @flags, CKF_USER_PIN_FINAL_TRY) token is
+ * refused as ms_p11_login() would refuse it. For runs of several tokens
+ * (--key): a token that cannot log in is refused before any token is
+ * offered a PIN. Return: MS_OK (also when no login is needed), MS_E_PIN
+ * (ms_p11_last_fail() says why), MS_E_TOKEN, MS_E_ARG.
+ */
+ms_err ms_p11_pin_check(struct ms_p11 *p11, unsigned flags) MS_MUST_CHECK;
+
+/**
  * ms_p11_key_find() - the one private key (CKO_PRIVATE_KEY) matching the
  * URI's object= (CKA_LABEL) and id= (CKA_ID); an RSA or EC key that can sign.
  * Return: MS_OK, MS_E_NOTFOUND, MS_E_AMBIGUOUS (candidates in the detail),

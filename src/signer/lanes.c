@@ -537,6 +537,7 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	ms_err err;
 
 	res->recovered = false;
+	res->signer = 0;
 	res->why[0] = '\0';
 	if (lane >= p->n) {
 		snprintf(res->why, sizeof(res->why), "no such lane");
@@ -550,6 +551,7 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	}
 	if (err == MS_OK) {
 		atomic_fetch_add(&p->member[l->member].signatures, 1);
+		res->signer = l->member;
 		return MS_OK;
 	}
 	if (p->n_members == 1 || !is_signer_fault(err) ||

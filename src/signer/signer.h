@@ -153,6 +153,7 @@ struct ms_lanes_cfg {
 /* What ms_lanes_sign() had to do, for the owner's messages. */
 struct ms_lanes_result {
 	bool recovered;		/* a lost session was re-opened and the signature tried again */
+	unsigned signer;	/* after MS_OK: the signer that made it (as ms_lanes_signer_stat()) */
 	char why[1200];		/* if recovered: what was lost; after a failure: what failed */
 };
 

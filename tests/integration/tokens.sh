@@ -13,7 +13,14 @@
 # overlap, and the logins too when each token has its own PIN source); a PIN
 # goes to a second token only after a first took it, and a refused one to no
 # other; a token holding another key, and one token named twice, are refused
-# by name with every module untouched.
+# by name with every module untouched; an EC P-256 key on two tokens: every
+# module verifies and both tokens signed; a token whose PIN is locked or on
+# its final try is refused by name with no C_Login offered to any token.
+# `modsign agent --key`: one modsign process per module under the agent,
+# every module sign-file's bytes, both tokens signing (the audit log and the
+# stop line name the token of each signature), one C_Login per token; a
+# token of another key refused before the agent listens; a token failing
+# mid-run dropped and logged while the other signs every module.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 SHIM=$TOP/build/slowtoken.so
@@ -24,7 +31,17 @@ make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || {
 }
 unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
 	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
-	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG SLOWTOKEN_EXCLUSIVE
+	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG SLOWTOKEN_EXCLUSIVE SLOWTOKEN_PIN_FLAGS \
+	MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
+
+# calls FUNC LOG: how many FUNC calls a slowtoken log shows (0: no log).
+calls() {
+	if [ -e "$2" ]; then
+		grep -c "^$1 " "$2"
+	else
+		echo 0
+	fi
+}
 
 "$TOP/tests/lib/mktoken.sh" "$T/hsm" tok-a "$PIN"
 "$TOP/tests/lib/mktoken.sh" "$T/hsm" tok-b "$PIN"
@@ -246,15 +263,21 @@ sum_sig() {
 		"$T/out" | awk '{ s += $1 } END { print s + 0 }'
 }
 
+# bulk_two [OBJECT [CERT]]: a bulk run over tok-a and tok-b, each serialised
+# on its own (20 ms a signature); $na and $nb: the signatures each made.
+bulk_two() {
+	shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+	shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+	fresh
+	KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so" "${1:-rsa2048}")" \
+		--key "$(uri tok-b "$T/st-b.so" "${1:-rsa2048}")" "${2:-$cert}" "$T"/w/*.ko
+	na=$(grep -c '^C_Sign rv=CKR_OK' "$T/a.log")
+	nb=$(grep -c '^C_Sign rv=CKR_OK' "$T/b.log")
+}
+
 # Two tokens, each serialised on its own (a card each): both sign, every
 # module is sign-file's, and the summary's counts add up to the modules.
-shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
-shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
-fresh
-KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
-	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
-na=$(grep -c '^C_Sign rv=CKR_OK' "$T/a.log")
-nb=$(grep -c '^C_Sign rv=CKR_OK' "$T/b.log")
+bulk_two
 [ "$rc" -eq 0 ] && all_as_signfile && [ "$na" -gt 0 ] && [ "$nb" -gt 0 ] &&
 	[ $((na + nb)) -eq "$N" ] && [ "$(sum_sig)" -eq "$N" ] &&
 	t_pass "two serialised tokens: both sign, sign-file's bytes, the summary counts each" ||
@@ -311,5 +334,123 @@ KBUILD_SIGN_PIN=$PIN run_ms -b --token-timeout "$tmo" sha256 "$(uri tok-a "$T/st
 	t_pass "a token hanging past --token-timeout: dropped, the other signs the rest" ||
 	t_fail "a token hanging past --token-timeout: dropped, the other signs the rest" \
 		"status $rc" "$(cat "$T/out")"
+
+# --- EC: two tokens holding one P-256 key ---------------------------------
+
+# ECDSA signatures differ each time: every module must verify instead.
+bulk_two ec256 "$DATA/ec256.x509.der"
+bad=""
+for m in "$T"/w/*.ko; do
+	openssl_verify "$m" "$T/src/$(basename "$m")" "$DATA/ec256.x509.der" ||
+		bad="$bad $(basename "$m")"
+done
+[ "$rc" -eq 0 ] && [ -z "$bad" ] && [ "$na" -gt 0 ] && [ "$nb" -gt 0 ] &&
+	[ $((na + nb)) -eq "$N" ] &&
+	t_pass "EC P-256 on two tokens: every module verifies (openssl cms), both tokens signed" ||
+	t_fail "EC P-256 on two tokens: every module verifies, both tokens signed" \
+		"status $rc, not verified:$bad, C_Sign a $na b $nb" "$(cat "$T/out")"
+
+# --- a token whose PIN is locked or on its last try -----------------------
+
+# Refused by name before any PIN is offered: no C_Login on either token.
+for flag in LOCKED FINAL_TRY; do
+	shim a
+	shim b 'SLOWTOKEN_INIT_MS=1500' "SLOWTOKEN_PIN_FLAGS=$flag"
+	fresh
+	KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
+		--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+	expect_fail "second token CKF_USER_PIN_$flag: refused by name" 1 \
+		"token 'tok-b' (serial [0-9a-f]*) (key pkcs11:token=tok-b;.*CKF_USER_PIN_$flag.*refused; no token is offered a PIN"
+	[ "$(calls C_Login "$T/a.log")" -eq 0 ] && [ "$(calls C_Login "$T/b.log")" -eq 0 ] &&
+		[ "$(calls C_GetTokenInfo "$T/b.log")" -gt 0 ] && all_untouched &&
+		t_pass "second token CKF_USER_PIN_$flag: no C_Login on any token, every module untouched" ||
+		t_fail "second token CKF_USER_PIN_$flag: no C_Login on any token, every module untouched" \
+			"C_Login a $(calls C_Login "$T/a.log") b $(calls C_Login "$T/b.log")"
+done
+# --pin-final-try: the last try is the user's to spend.
+shim a
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_PIN_FLAGS=FINAL_TRY'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b --pin-final-try sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+[ "$rc" -eq 0 ] && all_as_signfile && [ "$(calls C_Login "$T/b.log")" -eq 1 ] &&
+	t_pass "--pin-final-try: a token on its last try logs in once and signs" ||
+	t_fail "--pin-final-try: a token on its last try logs in once and signs" "status $rc" \
+		"$(cat "$T/out")"
+
+# --- the agent over several tokens (agent --key) --------------------------
+
+RUN=$T/run
+mkdir -m 0700 "$RUN"
+export XDG_RUNTIME_DIR=$RUN
+# The build under the agent: one modsign process per module, four at a time
+# (as make -j4 modules_install with modsign as sign-file); each asks the agent.
+{
+	echo '#!/bin/sh'
+	echo "touch '$T/ran'"
+	echo "printf '%s\\0' '$T'/w/*.ko | xargs -0 -n 1 -P 4 '$MODSIGN' sha256 '$(uri tok-a "$T/st-a.so")' '$cert'"
+} >"$T/per-module.sh"
+chmod +x "$T/per-module.sh"
+# audit_by NAME: the audit log's signatures made by token NAME.
+audit_by() {
+	grep '"event":"sign"' "$T/audit.log" |
+		grep -c "\"token\":\"token '$1' (serial [0-9a-f]*)\",\"outcome\":\"signed\""
+}
+
+shim a 'SLOWTOKEN_SIGN_MS=300' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=300' 'SLOWTOKEN_SERIAL=1'
+fresh
+rm -f "$T/audit.log" "$T/ran"
+KBUILD_SIGN_PIN=$PIN run_ms agent --log "$T/audit.log" --key "$(uri tok-b "$T/st-b.so")" \
+	"$(uri tok-a "$T/st-a.so")" -- "$T/per-module.sh"
+na=$(grep -c '^C_Sign rv=CKR_OK' "$T/a.log")
+nb=$(grep -c '^C_Sign rv=CKR_OK' "$T/b.log")
+[ "$rc" -eq 0 ] && all_as_signfile &&
+	t_pass "agent --key, a modsign per module: every module sign-file's (one token's) bytes" ||
+	t_fail "agent --key, a modsign per module: every module sign-file's bytes" "status $rc" \
+		"$(cat "$T/out")"
+[ "$na" -gt 0 ] && [ "$nb" -gt 0 ] && [ $((na + nb)) -eq "$N" ] &&
+	[ "$(audit_by tok-a)" -eq "$na" ] && [ "$(audit_by tok-b)" -eq "$nb" ] &&
+	grep -q "agent: stopped (.*): $N signed, .*; token 'tok-a' (serial [0-9a-f]*): $na signatures*, token 'tok-b' (serial [0-9a-f]*): $nb signatures*" "$T/out" &&
+	t_pass "agent --key: both tokens signed; the audit log and the stop line name the token of each" ||
+	t_fail "agent --key: both tokens signed; audit and stop line name the token" \
+		"C_Sign a $na b $nb, audit a $(audit_by tok-a) b $(audit_by tok-b)" "$(cat "$T/out")"
+[ "$(calls C_Login "$T/a.log")" -eq 1 ] && [ "$(calls C_Login "$T/b.log")" -eq 1 ] &&
+	t_pass "agent --key: one C_Login per token for the whole build" ||
+	t_fail "agent --key: one C_Login per token" \
+		"a $(calls C_Login "$T/a.log"), b $(calls C_Login "$T/b.log")"
+
+# A token holding another key: refused before the agent listens (the
+# command never runs); without a certificate it is compared with <key>'s.
+fresh
+rm -f "$T/ran"
+KBUILD_SIGN_PIN=$PIN run_ms agent --key "$(uri tok-x)" "$(uri tok-a)" -- "$T/per-module.sh"
+expect_fail "agent --key, a token of another key: refused by name" 1 \
+	"token 'tok-x' (serial [0-9a-f]*) (key pkcs11:token=tok-x;.*) holds another key than token 'tok-a'"
+[ ! -e "$T/ran" ] && grep -q "agent: not started" "$T/out" && [ -z "$(ls -A "$RUN")" ] &&
+	all_untouched &&
+	t_pass "agent --key, a token of another key: nothing listened, the command never ran" ||
+	t_fail "agent --key, a token of another key: nothing listened, the command never ran" \
+		"$(ls -A "$RUN")" "$(cat "$T/out")"
+run_ms agent --key "$(uri tok-a)" "$DATA/rsa2048.key.pem" -- true
+expect_fail "agent --key with a key file as <key>: usage error" 2 "<key> must be a pkcs11: URI"
+
+# One token failing mid-run (CKR_DEVICE_ERROR from its 2nd C_Sign on): logged
+# and dropped; the other signs the rest and no client sees a failure.
+shim a 'SLOWTOKEN_SIGN_MS=300' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=300' 'SLOWTOKEN_SERIAL=1' \
+	'SLOWTOKEN_FAULT=C_Sign:2+:CKR_DEVICE_ERROR'
+fresh
+rm -f "$T/audit.log"
+KBUILD_SIGN_PIN=$PIN run_ms agent --log "$T/audit.log" --key "$(uri tok-b "$T/st-b.so")" \
+	"$(uri tok-a "$T/st-a.so")" -- "$T/per-module.sh"
+[ "$rc" -eq 0 ] && all_as_signfile &&
+	grep -q "agent: token 'tok-b' (serial [0-9a-f]*) dropped: .*CKR_DEVICE_ERROR.*; the other tokens sign on" "$T/out" &&
+	grep -q '"event":"drop".*tok-b.*CKR_DEVICE_ERROR' "$T/audit.log" &&
+	grep -q "agent: stopped (.*): $N signed, 0 failed.*token 'tok-b' (serial [0-9a-f]*): [0-9]* signatures*, dropped" "$T/out" &&
+	[ $(($(audit_by tok-a) + $(audit_by tok-b))) -eq "$N" ] &&
+	t_pass "agent --key, a token failing mid-run: dropped and logged, the other signs every module" ||
+	t_fail "agent --key, a token failing mid-run: dropped, the other signs every module" \
+		"status $rc" "$(cat "$T/out")" "$(cat "$T/audit.log")"
 
 t_done

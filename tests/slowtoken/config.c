@@ -31,7 +31,7 @@
 static const char *const conf_names[] = {
 	"SLOWTOKEN_MODULE", "SLOWTOKEN_INIT_MS", "SLOWTOKEN_LOGIN_MS", "SLOWTOKEN_SIGN_MS",
 	"SLOWTOKEN_OPEN_MS", "SLOWTOKEN_SERIAL", "SLOWTOKEN_MAX_SESSIONS", "SLOWTOKEN_FAULT",
-	"SLOWTOKEN_EXCLUSIVE", "SLOWTOKEN_HANG_MS", "SLOWTOKEN_LOG",
+	"SLOWTOKEN_EXCLUSIVE", "SLOWTOKEN_HANG_MS", "SLOWTOKEN_LOG", "SLOWTOKEN_PIN_FLAGS",
 };
 
 static char conf_text[CONF_BYTES + 1];
@@ -192,6 +192,43 @@ read_ulong(const char *var, unsigned long *out)
 	return true;
 }
 
+/* SLOWTOKEN_PIN_FLAGS: COUNT_LOW, FINAL_TRY, LOCKED, comma-separated. */
+static bool
+read_pin_flags(CK_FLAGS *out)
+{
+	static const struct {
+		const char *name;
+		CK_FLAGS flag;
+	} known[] = {
+		{ "COUNT_LOW", CKF_USER_PIN_COUNT_LOW },
+		{ "FINAL_TRY", CKF_USER_PIN_FINAL_TRY },
+		{ "LOCKED", CKF_USER_PIN_LOCKED },
+	};
+	const char *s = setting("SLOWTOKEN_PIN_FLAGS");
+	const char *p = s;
+
+	*out = 0;
+	while (p != NULL && *p != '\0') {
+		const char *comma = strchr(p, ',');
+		size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		bool found = false;
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strlen(known[i].name) == len && memcmp(known[i].name, p, len) == 0) {
+				*out |= known[i].flag;
+				found = true;
+			}
+		}
+		if (!found) {
+			fprintf(stderr, "slowtoken: SLOWTOKEN_PIN_FLAGS=%s: want COUNT_LOW, "
+				"FINAL_TRY, LOCKED, comma-separated\n", s);
+			return false;
+		}
+		p = comma != NULL ? comma + 1 : NULL;
+	}
+	return true;
+}
+
 static bool
 find_name(const char *s, size_t len, const char *const *names, size_t n_names, unsigned *fn)
 {
@@ -334,6 +371,7 @@ st_config_read(struct st_config *cfg, const char *const *names, size_t n_names,
 	ok = read_ulong("SLOWTOKEN_MAX_SESSIONS", &max) && ok;
 	cfg->max_sessions = max;
 	ok = read_faults(cfg, names, n_names, sign_fn) && ok;
+	ok = read_pin_flags(&cfg->pin_flags) && ok;
 	s = setting("SLOWTOKEN_EXCLUSIVE");
 	if (s != NULL && *s != '\0') {
 		cfg->exclusive = s;

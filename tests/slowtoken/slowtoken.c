@@ -469,6 +469,9 @@ sp_C_GetTokenInfo(const struct st_call *c, CK_SLOT_ID s, CK_TOKEN_INFO_PTR i)
 		i->ulMaxSessionCount = st_cfg.max_sessions;
 		i->ulMaxRwSessionCount = st_cfg.max_sessions;
 	}
+	if (rv == CKR_OK) {
+		i->flags |= st_cfg.pin_flags;	/* the flags only: C_Login still reaches the token */
+	}
 	return rv;
 }
 

@@ -33,6 +33,7 @@ struct st_config {
 	uint64_t init_ns, login_ns, sign_ns, open_ns, hang_ns;
 	bool serial;
 	CK_ULONG max_sessions;	/* 0: no limit of our own */
+	CK_FLAGS pin_flags;	/* SLOWTOKEN_PIN_FLAGS: ORed into C_GetTokenInfo's flags */
 	struct st_fault faults[ST_FAULTS_MAX];
 	size_t n_faults;
 	int log_fd;		/* -1: no log */
