@@ -178,7 +178,7 @@ boot_start() {
 	truncate -s 4M "$BD/res.img"
 	qemu-system-x86_64 -m "$GUEST_MEM" -smp 1 \
 		-kernel "$OBJ/arch/x86/boot/bzImage" -initrd "$T/initrd.cpio" \
-		-append "console=ttyS0 panic=-1 loglevel=1 $*" \
+		-append "console=ttyS0 panic=-1 loglevel=1 no_timer_check $*" \
 		-nographic -no-reboot -monitor none -serial "file:$BD/console.log" \
 		-drive "file=$vda,format=raw,if=virtio,cache=none" \
 		-drive "file=$vdb,format=raw,if=virtio,cache=none" \
