@@ -119,6 +119,7 @@ label_of() {
 	b_ms_j1) echo "modsign -b -j 1" ;;
 	b_ms_j2) echo "modsign -b -j 2" ;;
 	b_ms_def) echo "modsign -b (default -j)" ;;
+	b_sfb) echo "sign-file -b (ENGINE, SoftHSM2)" ;;
 	c_ms_def) echo "modsign -b (default -j)" ;;
 	c_sf_subset) echo "sign-file (ENGINE) loop, $SLOW_SUBSET modules" ;;
 	d_ms_pem) echo "modsign -b, PEM key" ;;
@@ -225,6 +226,14 @@ compute_targets() {
 	T6_VAL=$(ratio "$sfb" "$j2")
 	T6=$([ "$T6_VAL" = n/a ] && echo "NOT MEASURED" || echo "reported")
 	T6_TEXT="sign-file -b / modsign -b -j 2 = ${T6_VAL}x, / modsign -b -j 1 = $(ratio "$sfb" "$j1")x (sign-file -b $sfb s on one core, modsign -j 2 $j2 s, -j 1 $j1 s; CPU sign-file -b / -j 1 = $(ratio "$(cpu_of a_sfb)" "$(cpu_of a_ms_j1)")x)"
+
+	# Issue 15: the key on SoftHSM2, bulk against the seed's -b (two cores'
+	# CPU-bound limit is about 2.5).
+	sfb=$(median_of b_sfb)
+	def=$(median_of b_ms_def)
+	T7_VAL=$(ratio "$sfb" "$def")
+	T7=$(verdict "$T7_VAL" ">=" 2.3)
+	T7_TEXT="${T7_VAL}x (sign-file -b $sfb s on one core, modsign -b $def s; CPU sign-file -b / modsign -b = $(ratio "$(cpu_of b_sfb)" "$(cpu_of b_ms_def)")x, / modsign -b -j 1 in wall time $(ratio "$sfb" "$(median_of b_ms_j1)")x)"
 }
 
 # slow_calls LOG: how many of each token call a slowtoken log shows, and the
@@ -355,6 +364,7 @@ medians with min and max. The keys are the TEST-ONLY keys of \`tests/data\`.
 | Full set ($FULL_N modules): peak RSS of \`modsign -b\` under 64 MiB | $T4_TEXT | **$T4** |
 | PEM key, $nsample modules, one process per module (as kbuild calls sign-file): the modsign loop at least as fast as the sign-file loop (issue 18) | $T5_TEXT | **$T5** |
 | PEM key, $nsample modules, bulk: \`modsign -b\` against the seed's \`sign-file -b\` (issue 18: reported) | $T6_TEXT | **$T6** |
+| SoftHSM2 key, $nsample modules, bulk: the seed's \`sign-file -b\` / \`modsign -b\` at least 2.3 (issue 15) | $T7_TEXT | **$T7** |
 
 The first target sets the sign-file loop as kbuild runs it (one call per
 module, one after the other) against \`modsign -b\` at its default \`-j\`;
@@ -367,7 +377,7 @@ the second sets both on two cores. Each is a ratio of medians of wall time.
 - $("$MODSIGN" --version 2>&1 | head -n 1) (\`$MODSIGN\`)
 - sign-file (PEM): \`$SIGNFILE\` from linux-kbuild-6.1 $(pkgver linux-kbuild-6.1)
 - sign-file (token): \`scripts/sign-file.c\` of linux-source-6.1 $SIGNFILE_SRC_VER built with its OpenSSL ENGINE branch, libengine-pkcs11-openssl $(pkgver libengine-pkcs11-openssl) (libp11)
-- sign-file -b (bulk, PEM): the same \`scripts/sign-file.c\` with \`bench/sign-file-bulk-6.1.patch\` (the seed's patch 1/2, made to apply to 6.1), built against OpenSSL 3 like Debian's
+- sign-file -b (bulk): the same \`scripts/sign-file.c\` with \`bench/sign-file-bulk-6.1.patch\` (the seed's patch 1/2, made to apply to 6.1), built against OpenSSL 3 like Debian's for the PEM key, and with its ENGINE branch (libp11, as above) for the key on SoftHSM2
 - SoftHSM2 $(pkgver softhsm2), $(openssl version 2>/dev/null | cut -d' ' -f1-2) (libssl3 $(pkgver libssl3)), mbedTLS $(pkgver libmbedtls-dev), p11-kit $(pkgver libp11-kit0)
 - corpus: $CORPUS_PKG $CORPUS_VER, $FULL_N modules, $(calc "$FULL_BYTES / 1000000") MB uncompressed; sample: $nsample modules, $(calc "$SAMPLE_BYTES / 1000000") MB (entry floor(i x $FULL_N / $nsample) of the sorted list, i = 0..$((nsample - 1)))
 - HSM-like token: \`build/slowtoken.so\` over SoftHSM2 with SLOWTOKEN_INIT_MS=$SLOW_INIT_MS SLOWTOKEN_LOGIN_MS=$SLOW_LOGIN_MS SLOWTOKEN_SIGN_MS=$SLOW_SIGN_MS SLOWTOKEN_SERIAL=1
@@ -407,6 +417,7 @@ $(variant_rows "$nsample" $SECTION_B)
 - two cores each: \`xargs -P 2\` sign-file / \`modsign -b -j 2\` = $(ratio "$(median_of b_sf_xargs)" "$(median_of b_ms_j2)")x in wall time
 - CPU time, sign-file loop / \`modsign -b\` (default) = $(ratio "$(cpu_of b_sf_loop)" "$(cpu_of b_ms_def)")x, loop / \`-j 1\` = $(ratio "$(cpu_of b_sf_loop)" "$(cpu_of b_ms_j1)")x
 - modsign's own summary, ms per module (median): -j 1 $(own_ms b_ms_j1), -j 2 $(own_ms b_ms_j2), default $(own_ms b_ms_def)
+- bulk against the seed's \`sign-file -b\` (ENGINE, one process, one login, one core): sign-file -b / \`modsign -b\` (default) = $(ratio "$(median_of b_sfb)" "$(median_of b_ms_def)")x, / \`-j 1\` = $(ratio "$(median_of b_sfb)" "$(median_of b_ms_j1)")x in wall time; CPU sign-file -b / \`modsign -b\` = $(ratio "$(cpu_of b_sfb)" "$(cpu_of b_ms_def)")x
 - libp11 takes the PIN from KBUILD_SIGN_PIN (used here, as kbuild passes it) and equally from \`pin-value=\` in the URI.
 $(xargs_note)
 
@@ -591,6 +602,7 @@ print_summary() {
 	printf '  %-12s full set, peak RSS < 64 MiB: %s\n' "$T4" "$T4_TEXT"
 	printf '  %-12s PEM key, one process per module, modsign loop >= sign-file loop: %s\n' "$T5" "$T5_TEXT"
 	printf '  %-12s PEM key, bulk against the seed'"'"'s sign-file -b: %s\n' "$T6" "$T6_TEXT"
+	printf '  %-12s SoftHSM2 key, seed'"'"'s sign-file -b / modsign -b >= 2.3: %s\n' "$T7" "$T7_TEXT"
 	agent_summary
 	g_targets
 }

@@ -214,35 +214,49 @@ build_signfile_engine() {
 	[ -x "$SIGNFILE_ENGINE" ] && return 0
 	say "building sign-file (ENGINE branch) from linux-source-6.1 $ver"
 	extract_signfile "$deb" "$dir"
-	# With OpenSSL 3 the file picks the provider branch; force the ENGINE one.
-	sed 's|^#if OPENSSL_VERSION_MAJOR >= 3$|#if 0 /* modsign bench: ENGINE branch forced */|' \
-		"$dir/sign-file.c" > "$dir/sign-file-engine.c"
-	grep -q 'modsign bench: ENGINE branch forced' "$dir/sign-file-engine.c" ||
-		die "sign-file.c of $ver: the OpenSSL 3 #if to patch was not found"
+	engine_branch "$dir/sign-file.c" "$dir/sign-file-engine.c"
 	cc -O2 -Wno-deprecated-declarations -I"$dir" -o "$SIGNFILE_ENGINE.tmp" \
 		"$dir/sign-file-engine.c" -lcrypto || die "cannot compile $dir/sign-file-engine.c"
 	mv "$SIGNFILE_ENGINE.tmp" "$SIGNFILE_ENGINE"
+}
+
+# engine_branch SRC DST: DST is sign-file.c SRC with its OpenSSL ENGINE branch
+# forced (with OpenSSL 3 the file picks the provider branch).
+engine_branch() {
+	sed 's|^#if OPENSSL_VERSION_MAJOR >= 3$|#if 0 /* modsign bench: ENGINE branch forced */|' \
+		"$1" > "$2"
+	grep -q 'modsign bench: ENGINE branch forced' "$2" ||
+		die "$1: the OpenSSL 3 #if to patch was not found"
 }
 
 # build_signfile_bulk: sets SIGNFILE_BULK to the seed's `sign-file -b` (key
 # and certificate read once, then each module signed in sequence): the same
 # linux-source-6.1 scripts/sign-file.c with bench/sign-file-bulk-6.1.patch
 # (the seed's patch 1/2 made to apply to 6.1), built as the distribution
-# builds sign-file (OpenSSL 3, provider branch).
+# builds sign-file (OpenSSL 3, provider branch); and SIGNFILE_BULK_ENGINE to
+# the same patched file with the ENGINE branch forced, as sign-file-engine
+# is, for the key on the token (libp11 loads the key once; each module's
+# signature is then one C_SignInit/C_Sign on its session).
 build_signfile_bulk() {
 	local deb ver dir
 	deb=$(fetch_deb linux-source-6.1)
 	ver=$(dpkg-deb -f "$deb" Version)
 	dir=$CACHE/sign-file-bulk/$ver-$(md5sum < "$BENCH/sign-file-bulk-6.1.patch" | cut -c1-8)
 	SIGNFILE_BULK=$dir/sign-file-bulk
-	[ -x "$SIGNFILE_BULK" ] && return 0
+	SIGNFILE_BULK_ENGINE=$dir/sign-file-bulk-engine
+	[ -x "$SIGNFILE_BULK" ] && [ -x "$SIGNFILE_BULK_ENGINE" ] && return 0
 	say "building sign-file -b (the seed's patch 1/2) from linux-source-6.1 $ver"
 	extract_signfile "$deb" "$dir"
 	(cd "$dir" && patch -s -p2 < "$BENCH/sign-file-bulk-6.1.patch") ||
 		die "bench/sign-file-bulk-6.1.patch does not apply to linux-source-6.1 $ver"
 	cc -O2 -Wno-deprecated-declarations -I"$dir" -o "$SIGNFILE_BULK.tmp" \
 		"$dir/sign-file.c" -lcrypto || die "cannot compile $dir/sign-file.c"
+	engine_branch "$dir/sign-file.c" "$dir/sign-file-bulk-engine.c"
+	cc -O2 -Wno-deprecated-declarations -I"$dir" -o "$SIGNFILE_BULK_ENGINE.tmp" \
+		"$dir/sign-file-bulk-engine.c" -lcrypto ||
+		die "cannot compile $dir/sign-file-bulk-engine.c"
 	mv "$SIGNFILE_BULK.tmp" "$SIGNFILE_BULK"
+	mv "$SIGNFILE_BULK_ENGINE.tmp" "$SIGNFILE_BULK_ENGINE"
 }
 
 # make_token: a SoftHSM2 token with the TEST-ONLY keys (PIN 1234, label
