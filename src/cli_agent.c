@@ -63,7 +63,8 @@ static const char help_text[] =
 	"  --log <file>           append a JSON line per signature and refusal\n"
 	"  --idle-timeout <s>     stop after <s> seconds without a request\n"
 	"  --lifetime <s>         stop <s> seconds after starting\n"
-	"  --token-timeout <s>    stop when one signature takes longer (default 120)\n"
+	"  --token-timeout <s>    stop when one signature takes longer (default 120;\n"
+	"                         with --key: drop that token while others live)\n"
 	"  --pin-final-try        log in even when one wrong PIN locks the token\n"
 	"  --key <uri>            one more token holding <key>'s key (a pkcs11: URI,\n"
 	"                         repeatable): the lanes span every token, and one\n"
@@ -378,10 +379,10 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		unsigned n = ms_signer_lanes(job->tokens.signer[k]);
 
 		if (!a->o.quiet) {
-			ms_cli_error("agent: %s: %u lane%s", names[k], n, n == 1 ? "" : "s");
+			ms_cli_error("agent: %s: %u lane%s", job->tokens.name[k], n, n == 1 ? "" : "s");
 		}
 		len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s: %u", k == 0 ?
-					"; tokens: " : ", ", names[k], n);
+					"; tokens: " : ", ", job->tokens.name[k], n);
 	}
 	if (ms_agent_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
 		ms_cli_error("agent: --log: cannot write the audit line");

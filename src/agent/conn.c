@@ -115,8 +115,8 @@ check_cert(struct ms_agent_server *srv, const struct ms_span *der, bool *stoppin
 		snprintf(why, cap, "the certificate does not parse: %s", ms_err_str(err));
 		goto out;	/* not cached: it says nothing about the key */
 	}
-	taken = n_lanes > 0 ? calloc(n_lanes, sizeof(*taken)) : NULL;
-	if (n_lanes > 0 && taken == NULL) {
+	taken = calloc(n_lanes > 0 ? n_lanes : 1, sizeof(*taken));	/* calloc(0) may be NULL */
+	if (taken == NULL) {
 		err = MS_E_NOMEM;
 		snprintf(why, cap, "%s", ms_err_str(err));
 		goto out;
