@@ -2,8 +2,8 @@
 /*
  * CPU time of RSA PKCS#1 v1.5 signatures with a key file, side by side:
  * mbedTLS 2.28 (mbedtls_rsa_rsassa_pkcs1_v15_sign, blinded) against nettle's
- * hogweed (rsa_pkcs1_sign_tr through src/signer/hogweed.c: blinded,
- * side-channel-silent, checked). The two run in interleaved batches (A B,
+ * hogweed (src/signer/hogweed.c: blinded, the root side-channel-silent,
+ * checked). The two run in interleaved batches (A B,
  * B A, ...), each batch timed with the process's CPU clock (user + system),
  * so that a busy shared machine hits both alike; the medians and their ratio
  * are printed. Every signature of both is compared byte for byte.
@@ -121,7 +121,7 @@ main(int argc, char **argv)
 	{
 		double ma = median(ta, rounds), mb = median(tb, rounds);
 
-		printf("median: mbedTLS %.3f ms, nettle (hogweed, _tr) %.3f ms; mbedTLS / nettle = "
+		printf("median: mbedTLS %.3f ms, nettle (hogweed, blinded) %.3f ms; mbedTLS / nettle = "
 		       "%.2fx; signatures identical\n", ma, mb, ma / mb);
 	}
 	ms_signer_hogweed_free(hog);

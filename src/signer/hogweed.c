@@ -2,10 +2,12 @@
 /*
  * RSA signatures for key files through nettle's hogweed: the key stays
  * parsed by mbedTLS (strictly, as every key file is), its CRT parameters are
- * handed to nettle, and each signature is made with rsa_pkcs1_sign_tr(),
- * which blinds the input, computes with GMP's side-channel-silent mpn_sec
- * functions and checks the result against the public key before returning
- * it. PKCS#1 v1.5 is deterministic: the bytes are mbedTLS's and sign-file's.
+ * handed to nettle, and each signature is made as rsa_pkcs1_sign_tr() makes
+ * it: the input blinded, the root taken with GMP's side-channel-silent
+ * mpn_sec functions (nettle's rsa_compute_root), the result checked against
+ * the public key before it leaves; only the blinding pair is made faster
+ * (blinding_pair). PKCS#1 v1.5 is deterministic: the bytes are mbedTLS's and
+ * sign-file's.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <mbedtls/bignum.h>
 #include <mbedtls/rsa.h>
 #include <nettle/bignum.h>
+#include <nettle/pkcs1.h>
 #include <nettle/rsa.h>
 
 #include "signer_internal.h"
@@ -183,7 +186,8 @@ ms_signer_hogweed_new(const mbedtls_rsa_context *rsa, struct ms_hogweed_key **ou
 	if (err != MS_OK) {
 		goto out;
 	}
-	if (!crt_in_range(&k->priv)) {
+	/* GMP's side-channel-silent powm (r^e below) needs an odd modulus too. */
+	if (!crt_in_range(&k->priv) || !mpz_odd_p(k->pub.n)) {
 		err = MS_E_MALFORMED;
 		goto out;
 	}
@@ -248,13 +252,75 @@ rng_nettle(void *ctx, size_t len, uint8_t *dst)
 	}
 }
 
+/*
+ * @out = a random number below the modulus, nonzero, from the lane's
+ * random function: 64 bits more than the modulus, reduced (bias 2^-64).
+ */
+static ms_err
+random_below_n(const struct ms_hogweed_key *k, struct rng *r, mpz_t out)
+{
+	uint8_t buf[PART_MAX + 8];
+	size_t n = k->pub.size + 8;
+
+	rng_nettle(r, n, buf);
+	nettle_mpz_set_str_256_u(out, n, buf);
+	ms_wipe(buf, sizeof(buf));
+	if (r->failed != 0) {
+		return MS_E_INTERNAL;
+	}
+	mpz_mod(out, out, k->pub.n);
+	return mpz_sgn(out) != 0 ? MS_OK : MS_E_INTERNAL;
+}
+
+/*
+ * A blinding pair: @re = r^e and @ri = r^-1 (mod n) for a fresh random r.
+ * The inverse comes from GMP's fast mpz_invert of r*u, u another random
+ * number: r*u is uniform and independent of r, so the inversion's timing
+ * tells nothing of r. (nettle's rsa_pkcs1_sign_tr inverts r with the
+ * side-channel-silent mpn_sec_invert: 1.2 ms of its 2.9 ms for RSA-2048.)
+ */
+static ms_err
+blinding_pair(const struct ms_hogweed_key *k, struct rng *r, mpz_t re, mpz_t ri)
+{
+	mpz_t u, ru;
+	ms_err err;
+
+	mpz_init(u);
+	mpz_init(ru);
+	for (int tries = 0;; tries++) {
+		err = random_below_n(k, r, re);
+		if (err == MS_OK) {
+			err = random_below_n(k, r, u);
+		}
+		if (err != MS_OK) {
+			goto out;
+		}
+		mpz_mul(ru, re, u);
+		mpz_mod(ru, ru, k->pub.n);
+		if (mpz_invert(ri, ru, k->pub.n) != 0) {
+			break;	/* r and u are units mod n: all but a 2^-1000 chance */
+		}
+		if (tries == 3) {
+			err = MS_E_INTERNAL;
+			goto out;
+		}
+	}
+	mpz_mul(ri, ri, u);		/* (r u)^-1 u = r^-1 */
+	mpz_mod(ri, ri, k->pub.n);
+	mpz_powm_sec(re, re, k->pub.e, k->pub.n);	/* r^e; r is secret */
+out:
+	mpz_wipe_clear(u);
+	mpz_wipe_clear(ru);
+	return err;
+}
+
 ms_err
 ms_signer_hogweed_sign(const struct ms_hogweed_key *k, int (*f_rng)(void *, unsigned char *, size_t),
 		       void *p_rng, const uint8_t *tbs, size_t tbs_len, uint8_t *sig,
 		       size_t cap, size_t *sig_len)
 {
 	struct rng r = { f_rng, p_rng, 0 };
-	mpz_t s;
+	mpz_t m, re, ri, x, s;
 	ms_err err = MS_E_INTERNAL;
 
 	if (k->pub.size > cap) {
@@ -264,16 +330,47 @@ ms_signer_hogweed_sign(const struct ms_hogweed_key *k, int (*f_rng)(void *, unsi
 	if (k->pub.size < 11 || tbs_len > k->pub.size - 11) {
 		return MS_E_ARG;
 	}
+	mpz_init(m);
+	mpz_init(re);
+	mpz_init(ri);
+	mpz_init(x);
 	mpz_init(s);
-	/* Blinded, side-channel-silent, and s^e mod n checked against the input. */
-	if (rsa_pkcs1_sign_tr(&k->pub, &k->priv, &r, rng_nettle, tbs_len, tbs, s) != 1 ||
-	    r.failed != 0) {
+	if (pkcs1_rsa_digest_encode(m, k->pub.size, tbs_len, tbs) != 1) {
+		err = MS_E_ARG;
+		goto out;
+	}
+	/*
+	 * s = (m r^e)^d r^-1 = m^d (mod n): the root is taken of a uniformly
+	 * random number, with nettle's CRT over GMP's side-channel-silent
+	 * mpn_sec_powm.
+	 */
+	err = blinding_pair(k, &r, re, ri);
+	if (err != MS_OK) {
+		goto out;
+	}
+	mpz_mul(s, m, re);
+	mpz_mod(s, s, k->pub.n);
+	rsa_compute_root(&k->priv, x, s);	/* not in place: nettle writes x first */
+	mpz_mul(s, x, ri);
+	mpz_mod(s, s, k->pub.n);
+	/*
+	 * s^e = m or nothing leaves: a CRT result broken by a fault (or by a
+	 * key whose parts do not agree) would give away the factors of n.
+	 * s is the signature, public: GMP's plain powm is enough.
+	 */
+	mpz_powm(x, s, k->pub.e, k->pub.n);
+	if (mpz_cmp(x, m) != 0) {
+		err = MS_E_INTERNAL;
 		goto out;
 	}
 	nettle_mpz_get_str_256(k->pub.size, sig, s);
 	*sig_len = k->pub.size;
 	err = MS_OK;
 out:
-	mpz_clear(s);		/* the signature: public */
+	mpz_wipe_clear(re);
+	mpz_wipe_clear(ri);
+	mpz_wipe_clear(x);
+	mpz_clear(m);		/* the padded DigestInfo: public */
+	mpz_wipe_clear(s);	/* the blinded input on the way, then the signature */
 	return err;
 }
