@@ -20,5 +20,7 @@ count_state() {
 
 # n_calls FUNC: how many FUNC calls the call log shows.
 n_calls() {
-	grep -c "^$1 " "$LOG" 2>/dev/null || true
+	local n
+	n=$(grep -c "^$1 " "$LOG" 2>/dev/null)	# nothing while the log is not there yet
+	echo "${n:-0}"
 }
