@@ -24,12 +24,7 @@ static const char help_text[] =
 	"verified: use `modsign verify`.\n"
 	"\n"
 	"  --json            one JSON array, an object per module\n"
-	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
-	"                    (links below it not followed)\n"
-	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
-	"  -0, --null        --files-from lists are NUL-separated\n"
-	"  --max-module-size <n>  refuse a compressed module that decompresses to\n"
-	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
+	MS_INSPECT_HELP_MODULES
 	"\n"
 	"Exit status: 0 when every module was read and is unsigned or carries a\n"
 	"signature the kernel's rules accept in form; 1 otherwise; 2 usage error.\n";

@@ -41,6 +41,15 @@ struct ms_inspect_args {
 	bool json;
 };
 
+/* --help lines of the module-list options ms_cli_inspect_args() takes. */
+#define MS_INSPECT_HELP_MODULES \
+	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n" \
+	"                    (links below it not followed)\n" \
+	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n" \
+	"  -0, --null        --files-from lists are NUL-separated\n" \
+	"  --max-module-size <n>  refuse a compressed module that decompresses to\n" \
+	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
+
 /*
  * ms_cli_inspect_args() - parse "[options] [--] [MODULE...]": -r DIR,
  * --files-from FILE, -0/--null, --max-module-size N, and the options

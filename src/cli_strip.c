@@ -21,12 +21,7 @@ static const char help_text[] =
 	"alone with a warning; one whose trailer breaks the kernel's rules is\n"
 	"left alone with an error.\n"
 	"\n"
-	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
-	"                    (links below it not followed)\n"
-	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
-	"  -0, --null        --files-from lists are NUL-separated\n"
-	"  --max-module-size <n>  refuse a compressed module that decompresses to\n"
-	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
+	MS_INSPECT_HELP_MODULES
 	"\n"
 	"Exit status: 0 when every signed module was stripped, 1 otherwise, 2 usage\n"
 	"error.\n";

@@ -27,12 +27,7 @@ static const char help_text[] =
 	"                    bundle) or a pkcs11: URI; repeatable. The signer must be\n"
 	"                    one of them (issuer and serial, or subjectKeyIdentifier),\n"
 	"                    as in the kernel's keyring.\n"
-	"  -r <dir>          every *.ko, *.ko.xz, *.ko.zst, *.ko.gz below <dir>\n"
-	"                    (links below it not followed)\n"
-	"  --files-from <f>  every module listed in <f>, one a line (- for stdin)\n"
-	"  -0, --null        --files-from lists are NUL-separated\n"
-	"  --max-module-size <n>  refuse a compressed module that decompresses to\n"
-	"                    more than <n> bytes (K, M, G suffixes; default 256M)\n"
+	MS_INSPECT_HELP_MODULES
 	"\n"
 	"Prints per module:  OK <module> <signer> <hash> <algo>\n"
 	"                    FAIL <module>: <reason>\n"
