@@ -60,6 +60,7 @@ ms_cli_strip(int argc, char **argv)
 {
 	struct ms_inspect_args a;
 	struct ms_module_list list = { NULL, 0, 0 };
+	struct ms_dir_set dirs = { 0 };
 	unsigned n_fail = 0;
 	size_t i;
 	int rc;
@@ -76,6 +77,14 @@ ms_cli_strip(int argc, char **argv)
 		ms_cli_list_free(&list);
 		return MS_EXIT_FAIL;
 	}
+	/* As a signing run does: the temp files killed runs left where we write go first. */
+	if (ms_cli_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
+		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		ms_cli_list_free(&list);
+		return MS_EXIT_FAIL;
+	}
+	ms_cli_dirs_clean_stale(&dirs, false);
+	ms_cli_dirs_free(&dirs);
 	for (i = 0; i < list.n; i++) {
 		if (strip_one(list.path[i], a.list.max_module_size) != MS_OK) {
 			n_fail++;
