@@ -20,7 +20,8 @@
 # every module sign-file's bytes, both tokens signing (the audit log and the
 # stop line name the token of each signature), one C_Login per token; a
 # token of another key refused before the agent listens; a token failing
-# mid-run dropped and logged while the other signs every module.
+# mid-run dropped and logged while the other signs every module, and one
+# hanging past --token-timeout dropped while the agent ends with its command.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 SHIM=$TOP/build/slowtoken.so
@@ -452,5 +453,28 @@ KBUILD_SIGN_PIN=$PIN run_ms agent --log "$T/audit.log" --key "$(uri tok-b "$T/st
 	t_pass "agent --key, a token failing mid-run: dropped and logged, the other signs every module" ||
 	t_fail "agent --key, a token failing mid-run: dropped, the other signs every module" \
 		"status $rc" "$(cat "$T/out")" "$(cat "$T/audit.log")"
+
+# A token hanging past --token-timeout (its 2nd C_Sign sleeps 10 minutes):
+# dropped, its signature made on the other; the agent ends with the
+# command, leaving the thread inside the hung token (no C_Finalize on it)
+# instead of waiting for it. `timeout` only bounds a failure.
+shim a 'SLOWTOKEN_SIGN_MS=300' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=300' 'SLOWTOKEN_SERIAL=1' \
+	'SLOWTOKEN_FAULT=C_Sign:2:HANG' 'SLOWTOKEN_HANG_MS=600000'
+fresh
+rm -f "$T/audit.log"
+KBUILD_SIGN_PIN=$PIN timeout 300 "$MODSIGN" agent --token-timeout "$tmo" --log "$T/audit.log" \
+	--key "$(uri tok-b "$T/st-b.so")" "$(uri tok-a "$T/st-a.so")" -- "$T/per-module.sh" \
+	>"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"${MS_LOG:-/dev/null}"
+[ "$rc" -eq 0 ] && all_as_signfile &&
+	grep -q "agent: token 'tok-b' (serial [0-9a-f]*) dropped: no signature within $tmo s" "$T/out" &&
+	grep -q "agent: stopped (the command exited with status 0): $N signed, 0 failed.*token 'tok-b' (serial [0-9a-f]*): [0-9]* signatures*, dropped" "$T/out" &&
+	[ "$(calls C_Finalize "$T/a.log")" -eq 0 ] && [ "$(calls C_Finalize "$T/b.log")" -eq 0 ] &&
+	t_pass "agent --key, a token hanging: dropped, every module signed, the agent ends with the command" ||
+	t_fail "agent --key, a token hanging: dropped, every module signed, the agent ends" \
+		"status $rc, C_Finalize a $(calls C_Finalize "$T/a.log") b $(calls C_Finalize "$T/b.log")" \
+		"$(cat "$T/out")"
 
 t_done
