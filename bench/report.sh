@@ -119,6 +119,7 @@ label_of() {
 	b_ms_j1) echo "modsign -b -j 1" ;;
 	b_ms_j2) echo "modsign -b -j 2" ;;
 	b_ms_def) echo "modsign -b (default -j)" ;;
+	b_ms_def_nosync) echo "modsign -b, fsync disabled (eatmydata)" ;;
 	b_sfb) echo "sign-file -b (ENGINE, SoftHSM2)" ;;
 	c_ms_def) echo "modsign -b (default -j)" ;;
 	c_sf_subset) echo "sign-file (ENGINE) loop, $SLOW_SUBSET modules" ;;
@@ -418,6 +419,7 @@ $(variant_rows "$nsample" $SECTION_B)
 - CPU time, sign-file loop / \`modsign -b\` (default) = $(ratio "$(cpu_of b_sf_loop)" "$(cpu_of b_ms_def)")x, loop / \`-j 1\` = $(ratio "$(cpu_of b_sf_loop)" "$(cpu_of b_ms_j1)")x
 - modsign's own summary, ms per module (median): -j 1 $(own_ms b_ms_j1), -j 2 $(own_ms b_ms_j2), default $(own_ms b_ms_def)
 - bulk against the seed's \`sign-file -b\` (ENGINE, one process, one login, one core): sign-file -b / \`modsign -b\` (default) = $(ratio "$(median_of b_sfb)" "$(median_of b_ms_def)")x, / \`-j 1\` = $(ratio "$(median_of b_sfb)" "$(median_of b_ms_j1)")x in wall time; CPU sign-file -b / \`modsign -b\` = $(ratio "$(cpu_of b_sfb)" "$(cpu_of b_ms_def)")x
+- what durability costs (issue 15: the most group commit could save): \`modsign -b\` with every fsync a no-op (eatmydata) / with them = $(ratio "$(median_of b_ms_def_nosync)" "$(median_of b_ms_def)")x in wall time, $(ratio "$(cpu_of b_ms_def_nosync)" "$(cpu_of b_ms_def)")x in CPU time (CPU: without fsync the kernel's flusher threads write the data later, outside the run's accounting)
 - libp11 takes the PIN from KBUILD_SIGN_PIN (used here, as kbuild passes it) and equally from \`pin-value=\` in the URI.
 $(xargs_note)
 
