@@ -30,12 +30,6 @@ ms_p11i_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
 	return p11->fl->C_Login(h, user, p, len);
 }
 
-/*
- * Refuses, before any C_Login, what the token info says cannot end well.
- * An empty PIN, or one shorter than ulMinPinLen, would only spend one of
- * the token's tries (SoftHSM2 counts it; a 3-try card locks after two
- * stray Enters and a typo): it is never sent. A PIN pad token gets no PIN.
- */
 /* The PIN's state as the token's flags say it: locked, or one try left. */
 static ms_err
 pin_state_check(struct ms_p11 *p11, CK_FLAGS tf, unsigned flags)
@@ -55,6 +49,12 @@ pin_state_check(struct ms_p11 *p11, CK_FLAGS tf, unsigned flags)
 	return MS_OK;
 }
 
+/*
+ * Refuses, before any C_Login, what the token info says cannot end well.
+ * An empty PIN, or one shorter than ulMinPinLen, would only spend one of
+ * the token's tries (SoftHSM2 counts it; a 3-try card locks after two
+ * stray Enters and a typo): it is never sent. A PIN pad token gets no PIN.
+ */
 static ms_err
 login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
 	       const CK_TOKEN_INFO *info)
