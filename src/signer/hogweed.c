@@ -219,57 +219,40 @@ ms_signer_hogweed_size(const struct ms_hogweed_key *k)
 	return k->pub.size;
 }
 
-/* An mbedTLS random function (the lane's CTR-DRBG) as nettle calls one. */
+/* The lane's mbedTLS random function (its CTR-DRBG) and its context. */
 struct rng {
 	int (*f)(void *, unsigned char *, size_t);
 	void *ctx;
-	int failed;
 };
 
 /* MBEDTLS_CTR_DRBG_MAX_REQUEST: the most one call returns. */
 #define RNG_CHUNK 1024
-
-static void
-rng_nettle(void *ctx, size_t len, uint8_t *dst)
-{
-	struct rng *r = ctx;
-
-	while (len > 0) {
-		size_t n = len < RNG_CHUNK ? len : RNG_CHUNK;
-
-		if (r->f(r->ctx, dst, n) != 0) {
-			/*
-			 * nettle cannot be told: the caller is, and drops the
-			 * signature. Not zeros: nettle draws blinding values
-			 * until one is invertible, and 0 never is.
-			 */
-			r->failed = 1;
-			memset(dst, 0xa5, len);
-			return;
-		}
-		dst += n;
-		len -= n;
-	}
-}
 
 /*
  * @out = a random number below the modulus, nonzero, from the lane's
  * random function: 64 bits more than the modulus, reduced (bias 2^-64).
  */
 static ms_err
-random_below_n(const struct ms_hogweed_key *k, struct rng *r, mpz_t out)
+random_below_n(const struct ms_hogweed_key *k, const struct rng *r, mpz_t out)
 {
 	uint8_t buf[PART_MAX + 8];
 	size_t n = k->pub.size + 8;
+	ms_err err = MS_OK;
 
-	rng_nettle(r, n, buf);
-	nettle_mpz_set_str_256_u(out, n, buf);
-	ms_wipe(buf, sizeof(buf));
-	if (r->failed != 0) {
-		return MS_E_INTERNAL;
+	for (size_t done = 0; done < n && err == MS_OK; done += RNG_CHUNK) {
+		size_t len = n - done < RNG_CHUNK ? n - done : RNG_CHUNK;
+
+		if (r->f(r->ctx, buf + done, len) != 0) {
+			err = MS_E_INTERNAL;	/* no randomness: no signature */
+		}
 	}
-	mpz_mod(out, out, k->pub.n);
-	return mpz_sgn(out) != 0 ? MS_OK : MS_E_INTERNAL;
+	if (err == MS_OK) {
+		nettle_mpz_set_str_256_u(out, n, buf);
+		mpz_mod(out, out, k->pub.n);
+		err = mpz_sgn(out) != 0 ? MS_OK : MS_E_INTERNAL;
+	}
+	ms_wipe(buf, sizeof(buf));
+	return err;
 }
 
 /*
@@ -280,7 +263,7 @@ random_below_n(const struct ms_hogweed_key *k, struct rng *r, mpz_t out)
  * side-channel-silent mpn_sec_invert: 1.2 ms of its 2.9 ms for RSA-2048.)
  */
 static ms_err
-blinding_pair(const struct ms_hogweed_key *k, struct rng *r, mpz_t re, mpz_t ri)
+blinding_pair(const struct ms_hogweed_key *k, const struct rng *r, mpz_t re, mpz_t ri)
 {
 	mpz_t u, ru;
 	ms_err err;
@@ -319,7 +302,7 @@ ms_signer_hogweed_sign(const struct ms_hogweed_key *k, int (*f_rng)(void *, unsi
 		       void *p_rng, const uint8_t *tbs, size_t tbs_len, uint8_t *sig,
 		       size_t cap, size_t *sig_len)
 {
-	struct rng r = { f_rng, p_rng, 0 };
+	struct rng r = { f_rng, p_rng };
 	mpz_t m, re, ri, x, s;
 	ms_err err = MS_E_INTERNAL;
 
