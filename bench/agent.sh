@@ -11,6 +11,12 @@
 #                     on SoftHSM2, a process per module, alone and xargs -P 2
 #   f_soft_agent, f_soft_agent_xargs  modsign under the agent, the same ways
 #   f_pem_sf_loop, f_pem_agent        the same with the PEM key, loop only
+#   f_soft_floor      the same loop starting /bin/true in modsign's place:
+#                     what a process per module costs here before any work
+#   f_soft_bulk       modsign -b -j 1 on SoftHSM2: the work per module (read,
+#                     hash, C_Sign, write, fsync) without a process each
+# The last two bound what any process-per-module signer can reach on this
+# machine and token: sign-file's loop / (f_soft_floor + f_soft_bulk).
 # SoftHSM2 and PEM runs go over the whole sample, side by side and
 # interleaved; the HSM-like runs interleave with each other.
 
@@ -53,6 +59,12 @@ f_soft_agent_xargs() {
 	KBUILD_SIGN_PIN=$PIN "$MODSIGN" agent -q "$TOKEN_URI" -- \
 		bash -c "$F_XARGS" "$MODSIGN" "$TOKEN_URI" "$CERT" "$LIST" 2
 }
+CMDTEXT[f_soft_floor]="sh -c 'for m in \$(cat list); do /bin/true sha256 '$TOKEN_URI' rsa2048.x509.der \$m; done'   (the loop alone, nothing signed)"
+f_soft_floor() {
+	bash -c "$F_LOOP" /bin/true "$TOKEN_URI" "$CERT" "$LIST"
+}
+CMDTEXT[f_soft_bulk]=${CMDTEXT[b_ms_j1]}
+f_soft_bulk() { b_ms_j1; }
 CMDTEXT[f_pem_sf_loop]=${CMDTEXT[a_sf_loop]}
 f_pem_sf_loop() { a_sf_loop; }
 CMDTEXT[f_pem_agent]="modsign agent rsa2048.key.pem -- sh -c 'for m in \$(cat list); do modsign sha256 rsa2048.key.pem rsa2048.x509.der \$m; done'"
@@ -60,7 +72,7 @@ f_pem_agent() {
 	"$MODSIGN" agent -q "$KEY" -- bash -c "$F_LOOP" "$MODSIGN" "$KEY" "$CERT" "$LIST"
 }
 
-SECTION_F="f_hsm_agent f_hsm_agent_loop f_hsm_direct f_soft_sf_loop f_soft_sf_xargs f_soft_agent f_soft_agent_xargs f_pem_sf_loop f_pem_agent"
+SECTION_F="f_hsm_agent f_hsm_agent_loop f_hsm_direct f_soft_sf_loop f_soft_sf_xargs f_soft_agent f_soft_agent_xargs f_soft_floor f_soft_bulk f_pem_sf_loop f_pem_agent"
 
 # run_section_f: the HSM-like runs (the agent's on $AGENT_HSM_N modules,
 # modsign without it on $SLOW_SUBSET), then SoftHSM2 and the PEM key on the
@@ -94,7 +106,7 @@ run_section_f() {
 		SLOW_LOG_AGENT=""
 	fi
 	compare_runs "$REPS_LONG" "$CORPUS_DIR/sample" "$CORPUS_DIR/sample.list" \
-		f_soft_sf_loop f_soft_sf_xargs f_soft_agent f_soft_agent_xargs
+		f_soft_sf_loop f_soft_sf_xargs f_soft_agent f_soft_agent_xargs f_soft_floor f_soft_bulk
 	compare_runs "$REPS" "$CORPUS_DIR/sample" "$CORPUS_DIR/sample.list" f_pem_sf_loop f_pem_agent
 }
 
@@ -109,6 +121,8 @@ f_label() {
 	f_soft_sf_xargs) echo "sign-file (ENGINE, SoftHSM2), xargs -P 2" ;;
 	f_soft_agent) echo "modsign agent (SoftHSM2), a modsign process per module" ;;
 	f_soft_agent_xargs) echo "modsign agent (SoftHSM2), xargs -P 2 modsign processes" ;;
+	f_soft_floor) echo "the same loop starting /bin/true in modsign's place (nothing signed)" ;;
+	f_soft_bulk) echo "modsign -b -j 1 (SoftHSM2): the work without a process per module" ;;
 	f_pem_sf_loop) echo "sign-file (PEM) loop" ;;
 	f_pem_agent) echo "modsign agent (PEM key), a modsign process per module" ;;
 	*) echo "$1" ;;
@@ -143,11 +157,26 @@ agent_targets() {
 	xargs=$(median_of f_soft_sf_xargs)
 	ax=$(median_of f_soft_agent_xargs)
 	F3_TEXT="$(ratio "$xargs" "$ax")x (sign-file xargs -P 2 $xargs s, modsign xargs -P 2 under the agent $ax s)"
+	agent_ceiling "$loop" "$agent"
 	pem=$(median_of f_pem_sf_loop)
 	pa=$(median_of f_pem_agent)
 	F4_VAL=$(ratio "$pem" "$pa")
 	F4=$(verdict "$F4_VAL" ">" 1)
 	F4_TEXT="${F4_VAL}x (sign-file loop $pem s, modsign under the agent $pa s, $SAMPLE_REAL_N processes each)"
+}
+
+# agent_ceiling LOOP AGENT: CEIL_TEXT, the best ratio a process per module
+# can reach against sign-file's loop here: a process that costs no more than
+# /bin/true, doing modsign -b -j 1's work per module; and what modsign's
+# client adds to that.
+agent_ceiling() {
+	local floor bulk best
+	floor=$(median_of f_soft_floor)
+	bulk=$(median_of f_soft_bulk)
+	CEIL_TEXT=""
+	case "$1 $2 $floor $bulk" in *n/a*) return ;; esac
+	best=$(calc "$floor + $bulk")
+	CEIL_TEXT="the ceiling for any process per module on this machine and token: sign-file loop / (the loop starting /bin/true, $(fmt '%.3f' "$(calc "$floor * 1000 / $SAMPLE_REAL_N")") ms a module, + modsign -b -j 1's work, its one start-up and login included, $(fmt '%.3f' "$(calc "$bulk * 1000 / $SAMPLE_REAL_N")") ms a module) = $(ratio "$1" "$best")x; modsign's client adds $(fmt '%.3f' "$(calc "($2 - $best) * 1000 / $SAMPLE_REAL_N")") ms a module to that (its own start-up beyond /bin/true, the certificate, three round trips to the agent, the directory's fsync each process pays alone)"
 }
 
 # agent_rows: one row per variant, per module over its own module count.
@@ -166,6 +195,7 @@ agent_rows() {
 		fi
 		out=$(verify "$v" "$(ref_of)")
 		[ "$v" != "$(ref_of)" ] || out=reference
+		[ "$v" != f_soft_floor ] || out="nothing signed"
 		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(f_label "$v")" "$S_MED" "$S_MIN" \
 			"$S_MAX" "$(fmt '%.3f' "$(calc "$S_MED * 1000 / $n")")" \
 			"$(fmt '%.3f' "$(calc "$S_CPU * 1000 / $n")")" "$out"
@@ -208,6 +238,7 @@ $(agent_rows)
 
 - the agent's first HSM-like run, token calls (slowtoken log): $(slow_calls "$RUN/slowlog.f_hsm_agent")
 - one process after another (as \`make -j1\`), each process's own start, hash, write and fsync add to its signature: $loop_x x the floor
+$([ -z "$CEIL_TEXT" ] || echo "- $CEIL_TEXT")
 - without the agent each process pays the token's start-up and login: $AGENT_HSM_N x $(calc "($SLOW_INIT_MS + $SLOW_LOGIN_MS + $SLOW_SIGN_MS) / 1000") s = $(calc "$AGENT_HSM_N * ($SLOW_INIT_MS + $SLOW_LOGIN_MS + $SLOW_SIGN_MS) / 1000") s at best
 $(agent_xargs_note)
 
@@ -222,4 +253,5 @@ agent_summary() {
 	printf '  %-12s agent, SoftHSM2, >= %sx the sign-file loop: %s\n' "$F2" "$AGENT_SOFT_TARGET" "$F2_TEXT"
 	printf '  %-12s agent, SoftHSM2, xargs -P 2 on both sides: %s\n' reported "$F3_TEXT"
 	printf '  %-12s agent, PEM key, faster than the sign-file loop: %s\n' "$F4" "$F4_TEXT"
+	[ -z "$CEIL_TEXT" ] || printf '  %-12s %s\n' reported "$CEIL_TEXT"
 }
