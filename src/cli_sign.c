@@ -40,7 +40,7 @@ say_too_big(const char *path, uint64_t signed_len)
 
 static ms_err
 write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode,
-	  struct ms_tmp_set *tmps)
+	  enum ms_write_mode how, struct ms_tmp_set *tmps)
 {
 	struct ms_file_fail fail = { 0 };
 	char path[4200];
@@ -51,7 +51,8 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode,
 		ms_cli_error("%s: name too long", module);
 		return MS_E_ARG;
 	}
-	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, tmps, &fail);
+	/* Its directory is the module's: the run fsyncs it once (run_dirs()). */
+	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, how, tmps, &fail);
 	if (err == MS_E_ARG && fail.sys_errno == ELOOP) {
 		ms_cli_error("%s: is a symbolic link; not written through: remove it", path);
 	} else if (err != MS_OK) {
@@ -182,7 +183,8 @@ ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *de
 		return MS_E_ARG;
 	}
 	if (o->save_p7s) {
-		err = write_p7s(w->path, w->cms, w->cms_len, o->p7s_mode, job->tmps);
+		err = write_p7s(w->path, w->cms, w->cms_len, o->p7s_mode, job->write_mode,
+				job->tmps);
 		if (err != MS_OK) {
 			return err;
 		}

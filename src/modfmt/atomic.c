@@ -251,7 +251,7 @@ ms_atomic_abort(struct ms_atomic *a)
 
 ms_err
 ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
-		     struct ms_tmp_set *tmps, struct ms_file_fail *failp)
+		     enum ms_write_mode how, struct ms_tmp_set *tmps, struct ms_file_fail *failp)
 {
 	ms_err err = MS_E_INTERNAL;
 	struct ms_atomic a = MS_ATOMIC_INIT;
@@ -262,6 +262,7 @@ ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode
 		goto out;
 	}
 	a.tmps = tmps;
+	a.dir_sync_later = how == MS_WRITE_REPLACE_DIR_SYNC_LATER;
 	err = ms_atomic_begin(&a, path);
 	if (err != MS_OK) {
 		goto out;

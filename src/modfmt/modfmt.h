@@ -228,13 +228,15 @@ struct ms_file_fail {
 
 /**
  * ms_file_write_atomic() - create or replace @path with @len bytes from @p,
- * mode @mode, through a temp file in the same directory, fsync and rename;
+ * mode @mode, through a temp file in the same directory, fsync and rename,
+ * then fsync the directory unless @how is MS_WRITE_REPLACE_DIR_SYNC_LATER;
  * refuses a @path that is a symlink or a directory (MS_E_ARG). The temp
  * file is in @tmps while it exists (may be NULL).
  * Return: MS_OK, MS_E_IO, MS_E_ARG.
  */
 ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
-			    struct ms_tmp_set *tmps, struct ms_file_fail *fail) MS_MUST_CHECK;
+			    enum ms_write_mode how, struct ms_tmp_set *tmps,
+			    struct ms_file_fail *fail) MS_MUST_CHECK;
 
 /**
  * ms_file_read_small() - read a whole regular file of at most @max bytes

@@ -114,6 +114,37 @@ run_ms --replace sha256 "$key" "$cert" "$T/zero.ko"
 expect_fail "sig_len 0: --replace refuses" 1 "broken trailer"
 t_check "sig_len 0: module untouched" same "$T/zero-before.ko" "$T/zero.ko"
 
+# -d in bulk: each .p7s is fsync'd, its directory once for the run, as
+# with signed modules (the writer of .p7s files once synced it per file).
+dirsync_count() {
+	# LeakSanitizer cannot run under ptrace.
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -y -e trace=fsync -o "$T/fsyncs" \
+		"$MODSIGN" "$@" >"$T/out" 2>&1 &&
+		grep -c "fsync([0-9]*<$T/d7>" "$T/fsyncs"
+}
+if ! command -v strace >/dev/null; then
+	t_skip "-d and -p in bulk: the directory fsync'd once" "no strace (scripts/install-deps.sh)"
+else
+	mkdir "$T/d7"
+	for i in 1 2 3 4 5 6; do cp "$mod" "$T/d7/m$i.ko"; done
+	n=$(dirsync_count -b -d sha256 "$key" "$cert" "$T"/d7/m*.ko)
+	n_p7s=$(grep -c 'fsync([0-9]*<.*\.p7s\..*\.tmp>' "$T/fsyncs")
+	if [ "$n" = 1 ] && [ "$n_p7s" = 6 ]; then
+		t_pass "-d in bulk: six .p7s files fsync'd, their directory once"
+	else
+		t_fail "-d in bulk: six .p7s files fsync'd, their directory once" \
+			"directory fsyncs: $n, .p7s temp fsyncs: $n_p7s; $(cat "$T/out")"
+	fi
+	n=$(dirsync_count -b -p --replace sha256 "$key" "$cert" "$T"/d7/m*.ko)
+	if [ "$n" = 1 ]; then
+		t_pass "-p in bulk: .p7s files and modules, their directory fsync'd once"
+	else
+		t_fail "-p in bulk: .p7s files and modules, their directory fsync'd once" \
+			"directory fsyncs: $n; $(cat "$T/out")"
+	fi
+	t_check "-p in bulk: the modules are sign-file's" same "$T/a/m.ko" "$T/d7/m6.ko"
+fi
+
 if find "$T" -name '*.tmp' -o -name '*~signed~' | grep -q .; then
 	t_fail "no temporary file left" "$(find "$T" -name '*.tmp' -o -name '*~signed~')"
 else

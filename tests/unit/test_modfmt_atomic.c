@@ -36,7 +36,8 @@ MS_TEST(modfmt_tmp_name)
 	memset(longname, 'm', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	tm_join(target, d, longname);
-	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644, NULL, NULL) == MS_OK);
+	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644,
+		      MS_WRITE_REPLACE, NULL, NULL) == MS_OK);
 	CHECK(tm_equals(target, (const uint8_t *)"x", 1));
 	CHECK(tm_count(d) == 1);
 	tm_done();
@@ -49,26 +50,36 @@ MS_TEST(modfmt_file_write_atomic)
 	struct ms_file_fail f;
 
 	tm_join(path, d, "a.ko.p7s");
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"first", 5, 0644, NULL, &f) == MS_OK);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"first", 5, 0644,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_OK);
 	CHECK(tm_equals(path, (const uint8_t *)"first", 5) && tm_mode_of(path) == 0644);
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"second!", 7, 0600, NULL, &f) == MS_OK);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"second!", 7, 0600,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_OK);
 	CHECK(tm_equals(path, (const uint8_t *)"second!", 7) && tm_mode_of(path) == 0600);
-	CHECK(ms_file_write_atomic(path, NULL, 0, 0644, NULL, &f) == MS_OK);
+	CHECK(ms_file_write_atomic(path, NULL, 0, 0644, MS_WRITE_REPLACE, NULL, &f) == MS_OK);
 	CHECK(tm_equals(path, NULL, 0));
+	/* The directory's fsync left to the caller: the file is the same. */
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"third", 5, 0644,
+				   MS_WRITE_REPLACE_DIR_SYNC_LATER, NULL, &f) == MS_OK);
+	CHECK(tm_equals(path, (const uint8_t *)"third", 5) && tm_count(d) == 1);
 
 	tm_join(victim, d, "victim");
 	tm_join(link, d, "link.p7s");
 	tm_write(victim, (const uint8_t *)"keep", 4, 0644);
 	CHECK(symlink("victim", link) == 0);
-	CHECK(ms_file_write_atomic(link, (const uint8_t *)"evil", 4, 0644, NULL, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(link, (const uint8_t *)"evil", 4, 0644,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_E_ARG);
 	CHECK(f.sys_errno == ELOOP);
-	CHECK(ms_file_write_atomic(d, (const uint8_t *)"evil", 4, 0644, NULL, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(d, (const uint8_t *)"evil", 4, 0644,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_E_ARG);
 	CHECK(f.sys_errno == EISDIR);
 	tm_join(missing, d, "nodir/x.p7s");
-	CHECK(ms_file_write_atomic(missing, (const uint8_t *)"x", 1, 0644, NULL, &f) == MS_E_IO);
+	CHECK(ms_file_write_atomic(missing, (const uint8_t *)"x", 1, 0644,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_E_IO);
 	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open its directory") == 0);
-	CHECK(ms_file_write_atomic(NULL, (const uint8_t *)"x", 1, 0644, NULL, &f) == MS_E_ARG);
-	CHECK(ms_file_write_atomic(path, NULL, 1, 0644, NULL, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(NULL, (const uint8_t *)"x", 1, 0644,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_E_ARG);
+	CHECK(ms_file_write_atomic(path, NULL, 1, 0644, MS_WRITE_REPLACE, NULL, &f) == MS_E_ARG);
 
 	CHECK(tm_equals(victim, (const uint8_t *)"keep", 4));
 	CHECK(tm_count(d) == 3);
@@ -88,7 +99,8 @@ MS_TEST(modfmt_file_write_atomic_readonly_dir)
 	tm_join(sub, d, "ro");
 	CHECK(mkdir(sub, 0555) == 0);
 	tm_join(path, sub, "a.p7s");
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"x", 1, 0644, NULL, &f) == MS_E_IO);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"x", 1, 0644,
+		      MS_WRITE_REPLACE, NULL, &f) == MS_E_IO);
 	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
 	CHECK(tm_count(sub) == 0);
 	tm_done();
@@ -141,7 +153,8 @@ MS_TEST(modfmt_tmp_set_close)
 	CHECK(tm_count(d) == 1);
 
 	/* Closed: nothing more is written. */
-	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644, &set, &f) == MS_E_IO);
+	CHECK(ms_file_write_atomic(target, (const uint8_t *)"x", 1, 0644,
+		      MS_WRITE_REPLACE, &set, &f) == MS_E_IO);
 	CHECK(f.sys_errno == ECANCELED);
 	CHECK(tm_equals(target, (const uint8_t *)"new", 3) && tm_count(d) == 1);
 	ms_tmp_set_clear(&set);

@@ -182,7 +182,8 @@ MS_TEST(modfmt_file_write_atomic_fsync_error)
 	tm_join(path, d, "a.p7s");
 	tm_write(path, (const uint8_t *)"old", 3, 0644);
 	fail_syscalls(nrs, 1, EIO);
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"new", 3, 0644, NULL, &f) == MS_E_IO);
+	CHECK(ms_file_write_atomic(path, (const uint8_t *)"new", 3, 0644, MS_WRITE_REPLACE, NULL,
+				   &f) == MS_E_IO);
 	CHECK(f.sys_errno == EIO && strcmp(f.op, "fsync") == 0);
 	CHECK(tm_equals(path, (const uint8_t *)"old", 3));
 	CHECK(tm_count(d) == 1);
