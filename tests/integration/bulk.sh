@@ -12,6 +12,9 @@ export KBUILD_SIGN_PIN=$PIN
 key=$DATA/rsa2048.key.pem
 cert=$DATA/rsa2048.x509.der
 uri=$(key_uri rsa2048)
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
 
 mkdir "$T/ref"
 for m in "$T"/src/*.ko; do
@@ -113,8 +116,7 @@ for i in 0 1 2 3 4 5 6 7 8 9; do
 	echo "$T/w/mod00$i.ko" >>"$T/list"
 	echo "$T/w/gone$i.ko" >>"$T/list"
 done
-slow_uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so"
-make -s -C "$TOP" build/slowtoken.so >/dev/null 2>&1
+slow_uri=$(slow_key_uri rsa2048)
 SLOWTOKEN_SIGN_MS=150 script -qefc "stty cols 40 rows 20; \"$MODSIGN\" -j 1 --files-from \"$T/list\" sha256 \"$slow_uri\" \"$cert\"" \
 	/dev/null >"$T/tty.out" 2>&1
 cat "$T/tty.out" >>"$MS_LOG"

@@ -16,15 +16,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 t_token
 export KBUILD_SIGN_PIN=$PIN
-unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
-	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
-	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
 
 key=$DATA/rsa2048.key.pem
 cert=$DATA/rsa2048.x509.der
 uri=$(key_uri rsa2048)
-SHIM=$TOP/build/slowtoken.so
-slow_uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$SHIM"
+slow_uri=$(slow_key_uri rsa2048)
 NOBODY=65534
 NOGROUP=$(id -g nobody 2>/dev/null || echo 65534)
 MARKER='~Module signature appended~'
@@ -292,12 +291,7 @@ fi
 # signature is held (HANG) for 3 s, so that the filler is sure to have
 # filled the disk before the second module is written, however loaded the
 # machine (a 400 ms signature alone was not always enough).
-if [ ! -f "$SHIM" ]; then
-	make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1
-fi
-if [ ! -f "$SHIM" ]; then
-	t_fail "build/slowtoken.so builds" "$(tail -n 20 "$T/make.out")"
-elif disk midrun 128k; then
+if disk midrun 128k; then
 	D=$T/midrun
 	cp "$T"/big/mod00[0-5].ko "$D/"
 	SLOWTOKEN_SIGN_MS=$((400 * SLOW_X)) SLOWTOKEN_FAULT=C_Sign:2:HANG \
@@ -483,24 +477,22 @@ hl_check() {
 # Two runs at once, one per name (the first on a slow token): the second
 # waits for the first's lock, then must sign its name's original bytes
 # (the stale stat above made it report "changed" and sign nothing).
-if [ -f "$SHIM" ]; then
-	rm -rf "$T/hl" && mkdir "$T/hl"
-	cp "$T/src/mod000.ko" "$T/hl/a.ko" && ln "$T/hl/a.ko" "$T/hl/b.ko"
-	SLOWTOKEN_SIGN_MS=$((1500 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/hl/a.ko" >"$T/out1" 2>&1 &
-	bg_pid=$!
-	wait_locked "$T/hl/a.ko" || echo "(the first run was not seen holding a.ko)" >>"$T/out1"
-	run_ms sha256 "$key" "$cert" "$T/hl/b.ko"
-	wait "$bg_pid"
-	rc1=$?
-	bg_pid=""
-	if [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/hl/a.ko" &&
-		same "$T/ref/mod000.ko" "$T/hl/b.ko"; then
-		t_pass "hard link, two runs at once, one per name: both names signed"
-	else
-		t_fail "hard link, two runs at once, one per name: both names signed" \
-			"ms_modfile_open keeps the stat taken before flock() waited?" \
-			"first run: status $rc1 $(cat "$T/out1")" "second run: status $rc $(cat "$T/out")"
-	fi
+rm -rf "$T/hl" && mkdir "$T/hl"
+cp "$T/src/mod000.ko" "$T/hl/a.ko" && ln "$T/hl/a.ko" "$T/hl/b.ko"
+SLOWTOKEN_SIGN_MS=$((1500 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/hl/a.ko" >"$T/out1" 2>&1 &
+bg_pid=$!
+wait_locked "$T/hl/a.ko" || echo "(the first run was not seen holding a.ko)" >>"$T/out1"
+run_ms sha256 "$key" "$cert" "$T/hl/b.ko"
+wait "$bg_pid"
+rc1=$?
+bg_pid=""
+if [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/hl/a.ko" &&
+	same "$T/ref/mod000.ko" "$T/hl/b.ko"; then
+	t_pass "hard link, two runs at once, one per name: both names signed"
+else
+	t_fail "hard link, two runs at once, one per name: both names signed" \
+		"ms_modfile_open keeps the stat taken before flock() waited?" \
+		"first run: status $rc1 $(cat "$T/out1")" "second run: status $rc $(cat "$T/out")"
 fi
 # These normally take a second: a shorter limit for the hang.
 hardlinked
@@ -518,79 +510,77 @@ no_temps "hard links: no temporary file left" "$T/hl"
 # as changed, exit 1; the others signed.
 
 cp "$T/src/mod007.ko" "$T/other.ko"
-if [ -f "$SHIM" ]; then
-	# Single module, replaced by mv.
-	mkdir -p "$T/rep"
-	cp "$T/src/mod000.ko" "$T/rep/m.ko"
-	SLOWTOKEN_SIGN_MS=$((1500 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/rep/m.ko" >"$T/out" 2>&1 &
-	bg_pid=$!
-	caught=no
-	if wait_locked "$T/rep/m.ko"; then
-		caught=yes
-		cp "$T/other.ko" "$T/rep/.new" && mv "$T/rep/.new" "$T/rep/m.ko"
-	fi
-	wait "$bg_pid"
-	rc=$?
-	bg_pid=""
-	t_check "replaced during the run, single: caught modsign holding the module" test $caught = yes
-	expect_fail "replaced during the run, single: exit 1, named as changed" 1 \
-		"$T/rep/m.ko: changed by another process"
-	t_check "replaced during the run, single: the replacement left as written" same "$T/other.ko" "$T/rep/m.ko"
-	no_temps "replaced during the run, single: no temporary file left" "$T/rep"
-
-	# Bulk, -j 1: mod001 replaced by mv, mod002 appended to, mod003 changed
-	# in place with its size and mtime restored (only ctime tells).
-	rm -rf "$T/rep" && mkdir "$T/rep" && cp "$T"/src/mod00[0-5].ko "$T/rep/"
-	SLOWTOKEN_SIGN_MS=$((700 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$T"/rep/*.ko \
-		>"$T/out" 2>&1 &
-	bg_pid=$!
-	caught=""
-	wait_locked "$T/rep/mod001.ko" && caught="$caught 1" &&
-		cp "$T/other.ko" "$T/rep/.new" && mv "$T/rep/.new" "$T/rep/mod001.ko"
-	wait_locked "$T/rep/mod002.ko" && caught="$caught 2" &&
-		printf 'X' >>"$T/rep/mod002.ko"
-	if wait_locked "$T/rep/mod003.ko"; then
-		caught="$caught 3"
-		mt=$(stat -c %.9Y "$T/rep/mod003.ko")
-		printf 'Z' | dd of="$T/rep/mod003.ko" bs=1 seek=100 conv=notrunc 2>/dev/null
-		touch -m -d "@$mt" "$T/rep/mod003.ko"
-	fi
-	wait "$bg_pid"
-	rc=$?
-	bg_pid=""
-	cp "$T/src/mod002.ko" "$T/want2.ko" && printf 'X' >>"$T/want2.ko"
-	cp "$T/src/mod003.ko" "$T/want3.ko"
-	printf 'Z' | dd of="$T/want3.ko" bs=1 seek=100 conv=notrunc 2>/dev/null
-	t_check "changed during the run, -b: caught modsign holding each module" test "$caught" = " 1 2 3"
-	bad=""
-	for n in 1 2 3; do
-		grep -q "$T/rep/mod00$n.ko: changed by another process" "$T/out" || bad="$bad mod00$n"
-	done
-	if [ "$rc" -eq 1 ] && [ -z "$bad" ]; then
-		t_pass "changed during the run, -b: exit 1, each named as changed"
-	else
-		t_fail "changed during the run, -b: exit 1, each named as changed" "status $rc, not named:$bad" \
-			"$(cat "$T/out")"
-	fi
-	t_check "changed during the run, -b: the mv replacement left as written" \
-		same "$T/other.ko" "$T/rep/mod001.ko"
-	t_check "changed during the run, -b: the appended module left as written" \
-		same "$T/want2.ko" "$T/rep/mod002.ko"
-	t_check "changed during the run, -b: the module changed in place (mtime restored) left as written" \
-		same "$T/want3.ko" "$T/rep/mod003.ko"
-	bad=""
-	for n in 0 4 5; do
-		same "$T/ref/mod00$n.ko" "$T/rep/mod00$n.ko" || bad="$bad mod00$n"
-	done
-	if [ -z "$bad" ]; then
-		t_pass "changed during the run, -b: the others signed"
-	else
-		t_fail "changed during the run, -b: the others signed" "not signed:$bad" "$(cat "$T/out")"
-	fi
-	summary_is "changed during the run, -b: summary" \
-		"3 signed, 3 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 6"
-	no_temps "changed during the run, -b: no temporary file left" "$T/rep"
+# Single module, replaced by mv.
+mkdir -p "$T/rep"
+cp "$T/src/mod000.ko" "$T/rep/m.ko"
+SLOWTOKEN_SIGN_MS=$((1500 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$slow_uri" "$cert" "$T/rep/m.ko" >"$T/out" 2>&1 &
+bg_pid=$!
+caught=no
+if wait_locked "$T/rep/m.ko"; then
+	caught=yes
+	cp "$T/other.ko" "$T/rep/.new" && mv "$T/rep/.new" "$T/rep/m.ko"
 fi
+wait "$bg_pid"
+rc=$?
+bg_pid=""
+t_check "replaced during the run, single: caught modsign holding the module" test $caught = yes
+expect_fail "replaced during the run, single: exit 1, named as changed" 1 \
+	"$T/rep/m.ko: changed by another process"
+t_check "replaced during the run, single: the replacement left as written" same "$T/other.ko" "$T/rep/m.ko"
+no_temps "replaced during the run, single: no temporary file left" "$T/rep"
+
+# Bulk, -j 1: mod001 replaced by mv, mod002 appended to, mod003 changed
+# in place with its size and mtime restored (only ctime tells).
+rm -rf "$T/rep" && mkdir "$T/rep" && cp "$T"/src/mod00[0-5].ko "$T/rep/"
+SLOWTOKEN_SIGN_MS=$((700 * SLOW_X)) timeout -k 3 "$LIMIT" "$MODSIGN" -b -j 1 sha256 "$slow_uri" "$cert" "$T"/rep/*.ko \
+	>"$T/out" 2>&1 &
+bg_pid=$!
+caught=""
+wait_locked "$T/rep/mod001.ko" && caught="$caught 1" &&
+	cp "$T/other.ko" "$T/rep/.new" && mv "$T/rep/.new" "$T/rep/mod001.ko"
+wait_locked "$T/rep/mod002.ko" && caught="$caught 2" &&
+	printf 'X' >>"$T/rep/mod002.ko"
+if wait_locked "$T/rep/mod003.ko"; then
+	caught="$caught 3"
+	mt=$(stat -c %.9Y "$T/rep/mod003.ko")
+	printf 'Z' | dd of="$T/rep/mod003.ko" bs=1 seek=100 conv=notrunc 2>/dev/null
+	touch -m -d "@$mt" "$T/rep/mod003.ko"
+fi
+wait "$bg_pid"
+rc=$?
+bg_pid=""
+cp "$T/src/mod002.ko" "$T/want2.ko" && printf 'X' >>"$T/want2.ko"
+cp "$T/src/mod003.ko" "$T/want3.ko"
+printf 'Z' | dd of="$T/want3.ko" bs=1 seek=100 conv=notrunc 2>/dev/null
+t_check "changed during the run, -b: caught modsign holding each module" test "$caught" = " 1 2 3"
+bad=""
+for n in 1 2 3; do
+	grep -q "$T/rep/mod00$n.ko: changed by another process" "$T/out" || bad="$bad mod00$n"
+done
+if [ "$rc" -eq 1 ] && [ -z "$bad" ]; then
+	t_pass "changed during the run, -b: exit 1, each named as changed"
+else
+	t_fail "changed during the run, -b: exit 1, each named as changed" "status $rc, not named:$bad" \
+		"$(cat "$T/out")"
+fi
+t_check "changed during the run, -b: the mv replacement left as written" \
+	same "$T/other.ko" "$T/rep/mod001.ko"
+t_check "changed during the run, -b: the appended module left as written" \
+	same "$T/want2.ko" "$T/rep/mod002.ko"
+t_check "changed during the run, -b: the module changed in place (mtime restored) left as written" \
+	same "$T/want3.ko" "$T/rep/mod003.ko"
+bad=""
+for n in 0 4 5; do
+	same "$T/ref/mod00$n.ko" "$T/rep/mod00$n.ko" || bad="$bad mod00$n"
+done
+if [ -z "$bad" ]; then
+	t_pass "changed during the run, -b: the others signed"
+else
+	t_fail "changed during the run, -b: the others signed" "not signed:$bad" "$(cat "$T/out")"
+fi
+summary_is "changed during the run, -b: summary" \
+	"3 signed, 3 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 6"
+no_temps "changed during the run, -b: no temporary file left" "$T/rep"
 
 # ---------------------------------------------------------------------------
 # 6. Mode, owner and timestamps (as root), compared with sign-file.

@@ -15,6 +15,9 @@ N=300
 KILLS=${KILL_TEST_KILLS:-50}
 "$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
 uri=$(key_uri rsa2048)
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
 cert=$DATA/rsa2048.x509.der
 mkdir "$T/ref"
 cp "$T"/src/*.ko "$T/ref/"
@@ -101,7 +104,7 @@ done
 for sig in TERM INT; do
 	rm -rf "$T/w" && cp -a "$T/src" "$T/w"
 	SLOWTOKEN_SIGN_MS=5 "$MS" -j 1 -r "$T/w" sha256 \
-		"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so" \
+		"$(slow_key_uri rsa2048)" \
 		"$cert" >"$T/out" 2>&1 &
 	pid=$!
 	sleep 0.5

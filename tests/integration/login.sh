@@ -12,9 +12,11 @@ t_token
 "$TOP/tests/lib/mkmodule.sh" "$T/src" 1 >/dev/null
 mod=$T/src/mod000.ko
 cert=$DATA/rsa2048.x509.der
-make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || t_fail "build/slowtoken.so builds"
-st="module-path=$TOP/build/slowtoken.so"
-st_uri="pkcs11:token=modsign-test;object=rsa2048;type=private?$st"
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
+st="module-path=$SHIM"
+st_uri=$(slow_key_uri rsa2048)
 
 # logins LOG: the number of C_Login calls slowtoken logged.
 logins() {
@@ -108,7 +110,7 @@ expect_fail "registry: verify -c with a token-less certificate URI" 0 "^OK "
 # log names the slot of every C_Login.
 mkdir -p "$T/modules" "$T/etc-pkcs11"
 cp /usr/share/p11-kit/modules/p11-kit-trust.module "$T/modules/" 2>/dev/null
-printf 'module: %s\n' "$TOP/build/slowtoken.so" >"$T/modules/slowtoken.module"
+printf 'module: %s\n' "$SHIM" >"$T/modules/slowtoken.module"
 # in_ns CMD...: CMD with $T/modules as p11-kit's only module directory.
 in_ns() {
 	unshare --mount --propagation private sh -c '

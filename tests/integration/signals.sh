@@ -14,7 +14,10 @@ MS=$TOP/modsign
 N=40
 "$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
 cert=$DATA/rsa2048.x509.der
-make -s -C "$TOP" build/slowtoken.so >/dev/null 2>&1
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
+slow_uri=$(slow_key_uri rsa2048)
 mkdir "$T/ref"
 cp "$T"/src/*.ko "$T/ref/"
 "$MS" -q -r "$T/ref" sha256 "$DATA/rsa2048.key.pem" "$cert"
@@ -39,7 +42,7 @@ state() {
 for sig in TERM INT HUP; do
 	rm -rf "$T/w" && cp -a "$T/src" "$T/w"
 	SLOWTOKEN_SIGN_MS=100 "$MS" -j 1 -r "$T/w" sha256 \
-		"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so" \
+		"$slow_uri" \
 		"$cert" >"$T/out" 2>&1 &
 	pid=$!
 	for _ in $(seq 300); do
@@ -137,7 +140,7 @@ else
 	rm -rf "$T/w" && cp -a "$T/src" "$T/w"
 	strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000 \
 		"$MS" --token-timeout 1 sha256 \
-		"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so" \
+		"$slow_uri" \
 		"$cert" "$T/w/mod000.ko" >"$T/out" 2>&1
 	rc=$?
 	cat "$T/out" >>"$MS_LOG"
@@ -155,7 +158,7 @@ fi
 # A slow token, so that head is gone long before the last line.
 rm -rf "$T/w" && cp -a "$T/src" "$T/w"
 SLOWTOKEN_SIGN_MS=20 "$MS" -v -j 1 -r "$T/w" sha256 \
-	"pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so" \
+	"$slow_uri" \
 	"$cert" 2>&1 | head -n 1 >/dev/null
 rc=${PIPESTATUS[0]}
 state

@@ -10,22 +10,16 @@
 t_setup
 t_token
 export KBUILD_SIGN_PIN=$PIN
-SHIM=$TOP/build/slowtoken.so
-make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || {
-	t_fail "build/slowtoken.so builds" "$(tail -n 20 "$T/make.out")"
-	t_done
-	exit 1
-}
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
 # Each test sets its own SLOWTOKEN_* variables, for one command only.
-unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
-	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
-	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG SLOWTOKEN_EXCLUSIVE
+t_slowtoken
 
 N=10
 "$TOP/tests/lib/mkmodule.sh" "$T/src" "$N" 4 >/dev/null
 key=$DATA/rsa2048.key.pem
 cert=$DATA/rsa2048.x509.der
-uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$SHIM"
+uri=$(slow_key_uri rsa2048)
 LOG=$T/calls.log
 
 mkdir "$T/ref"

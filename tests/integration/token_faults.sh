@@ -10,9 +10,11 @@
 t_setup
 t_token
 export KBUILD_SIGN_PIN=$PIN
-make -s -C "$TOP" build/slowtoken.so >/dev/null
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
 N=10
-uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so"
+uri=$(slow_key_uri rsa2048)
 cert=$DATA/rsa2048.x509.der
 LOG=$T/calls.log
 "$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null

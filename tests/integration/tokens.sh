@@ -24,16 +24,10 @@
 # hanging past --token-timeout dropped while the agent ends with its command.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
-SHIM=$TOP/build/slowtoken.so
-make -s -C "$TOP" build/slowtoken.so >"$T/make.out" 2>&1 || {
-	t_fail "build/slowtoken.so builds" "$(tail -n 20 "$T/make.out")"
-	t_done
-	exit 1
-}
-unset SLOWTOKEN_MODULE SLOWTOKEN_INIT_MS SLOWTOKEN_LOGIN_MS SLOWTOKEN_SIGN_MS \
-	SLOWTOKEN_OPEN_MS SLOWTOKEN_SERIAL SLOWTOKEN_MAX_SESSIONS SLOWTOKEN_FAULT \
-	SLOWTOKEN_HANG_MS SLOWTOKEN_LOG SLOWTOKEN_EXCLUSIVE SLOWTOKEN_PIN_FLAGS \
-	MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
+unset MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
 
 # calls FUNC LOG: how many FUNC calls a slowtoken log shows (0: no log).
 calls() {

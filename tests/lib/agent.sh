@@ -8,9 +8,12 @@
 #                      then MODSIGN_AGENT_SOCK and MODSIGN_AGENT_PID are set
 #   calls FUNC LOG     how many FUNC calls a slowtoken log shows (0: no log)
 
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+
 agent_setup() {
-	make -s -C "$TOP" build/slowtoken.so >/dev/null
-	SLOW="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$TOP/build/slowtoken.so"
+	t_slowtoken
+	SLOW=$(slow_key_uri rsa2048)
 	CERT=$DATA/rsa2048.x509.der
 	RUN=$(mktemp -d /tmp/modsign-agent-test.XXXXXX)
 	chmod 0711 "$RUN"
