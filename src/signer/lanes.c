@@ -568,6 +568,16 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	return err;
 }
 
+bool
+ms_lanes_overdue(uint64_t now, uint64_t since, uint64_t limit)
+{
+	/*
+	 * A lane may stamp busy_since after now was read: since > now then,
+	 * and now - since would wrap to a huge "age".
+	 */
+	return since != 0 && now > since && now - since > limit;
+}
+
 size_t
 ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap)
 {
@@ -589,12 +599,8 @@ ms_lanes_hung(struct ms_lanes *p, struct ms_lanes_hang *out, size_t cap)
 	for (unsigned l = 0; l < p->n; l++) {
 		uint64_t since = atomic_load(&p->lane[l].busy_since);
 
-		/*
-		 * A lane may stamp busy_since after t was read: since > t
-		 * then, and t - since would wrap to a huge "age". A dropped
-		 * signer's lane was left behind on purpose.
-		 */
-		if (since == 0 || t <= since || t - since <= limit ||
+		/* A dropped signer's lane was left behind on purpose. */
+		if (!ms_lanes_overdue(t, since, limit) ||
 		    atomic_load(&p->member[p->lane[l].member].is_dropped)) {
 			continue;
 		}

@@ -44,6 +44,16 @@ struct ms_signer {
 	unsigned lanes;		/* valid lanes: 0 .. lanes - 1 */
 };
 
+/* ---- lanes.c ---- */
+
+/**
+ * ms_lanes_overdue() - the watchdog's test of one lane (ms_lanes_hung()):
+ * whether a lane stamped busy at @since (CLOCK_MONOTONIC ns, 0 when idle)
+ * has been signing for longer than @limit ns at @now. A pure function, so
+ * that the unit tests can give it the clock readings a race gives rarely.
+ */
+bool ms_lanes_overdue(uint64_t now, uint64_t since, uint64_t limit);
+
 /* ---- keyfile.c ---- */
 
 /**

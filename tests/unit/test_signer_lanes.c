@@ -4,10 +4,12 @@
  * whose lanes lose their session or hang on command: lanes lent one at a
  * time and handed back, takers woken by a stop, lost sessions brought back
  * at most recoveries_max times in all, a signature past the token timeout
- * reported with its label; several signers behind one pool, a failing or
- * hanging one dropped and its signature made on another's lane, the last
- * one never dropped. The pool over real tokens is tested through
- * the bulk run (token_faults.sh, mutant_gaps.sh).
+ * reported with its label, the watchdog's age test on chosen clock readings
+ * (a lane stamped busy after the clock was read is not hung); several
+ * signers behind one pool, a failing or hanging one dropped and its
+ * signature made on another's lane, the last one never dropped. The pool
+ * over real tokens is tested through the bulk run (token_faults.sh,
+ * mutant_gaps.sh).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -333,4 +335,25 @@ MS_TEST(signer_lanes_several_signers_timeout)
 	CHECK(!ms_lanes_stuck(p));
 	CHECK(sign_one(p, 0, "next.ko", &res) == MS_OK);	/* a's lane, on its thread */
 	ms_lanes_free(p);	/* joins the lane threads */
+}
+
+/*
+ * The watchdog's test of one lane on chosen clock readings: a lane stamped
+ * busy after the watchdog read the clock (since > now, which a real run
+ * gives only in a rare race) is not hung; it once was, its "age" now - since
+ * wrapping to 2^64 - 1 ns (8d0cb94: "not returned within 120 s" after 3.87 s).
+ */
+MS_TEST(signer_lanes_overdue)
+{
+	const uint64_t s = 1000000000u;	/* 1 s in ns */
+
+	CHECK(!ms_lanes_overdue(100 * s, 0, 2 * s));		/* idle */
+	CHECK(!ms_lanes_overdue(100 * s, 99 * s, 2 * s));	/* 1 s of 2 */
+	CHECK(!ms_lanes_overdue(100 * s, 98 * s, 2 * s));	/* exactly the limit */
+	CHECK(ms_lanes_overdue(100 * s, 98 * s - 1, 2 * s));	/* 1 ns past it */
+	CHECK(ms_lanes_overdue(100 * s, 1, 2 * s));		/* busy since the clock's start */
+	CHECK(!ms_lanes_overdue(100 * s, 100 * s, 2 * s));	/* stamped at the reading */
+	/* Stamped after the reading: 1 ns, and more than the limit. */
+	CHECK(!ms_lanes_overdue(100 * s, 100 * s + 1, 2 * s));
+	CHECK(!ms_lanes_overdue(100 * s, 103 * s, 2 * s));
 }
