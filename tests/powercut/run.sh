@@ -9,7 +9,7 @@
 # its original bytes and with what sign-file makes of it. See README.md.
 #
 # Prints PASS/FAIL lines (two per cut), TIME lines, the summary line
-#   powercut: N cuts, M modules checked, A original, B signed, C corrupted
+#   powercut: N cuts (I inside a run), M modules checked, A original, B signed, C corrupted
 # and ends with "powercut: N passed, N failed".
 #
 # Environment (and tests/kernel/lib.sh's MODSIGN_KERNEL_*):
@@ -358,7 +358,19 @@ judge() {
 
 # --- rounds ------------------------------------------------------------
 
-declare -A calib	# mode -> milliseconds an uncut run took
+declare -A calib	# mode -> milliseconds its uncut runs took (median)
+declare -A lens		# mode -> those lengths, separated by spaces
+n_inrun=0
+
+# learn MODE MS: one more length of an uncut run of MODE; calib takes the
+# median of them, so that a first run slowed by a cold cache or a busy host
+# does not push every later cut of the mode past its end.
+learn() {
+	lens[$1]="${lens[$1]:-} $2"
+	# shellcheck disable=SC2086  # split on purpose: one length per line
+	calib[$1]=$(printf '%s\n' ${lens[$1]} | sort -n |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+}
 fsi=0
 for fs in $FSES; do
 	phase "setup $fs"
@@ -389,7 +401,7 @@ for fs in $FSES; do
 		args="pc.step=round pc.fs=$fs${prev_mode:+ pc.check=$prev_mode}${mode:+ pc.run=$mode}"
 		[ -n "$DIRTY" ] && args="$args pc.dirty=${DIRTY// /,}"
 		boot_start "$fs-$k" "${prev_disk:-$T/empty.img}" "$disk" "$args"
-		cut_at="" ran=""
+		cut_at="" ran="" calibrating=0
 		if [ -n "$mode" ]; then
 			if wait_for 'PC-RUN-START' "$BOOT_TIMEOUT"; then
 				t0=$(ms_now)
@@ -397,7 +409,8 @@ for fs in $FSES; do
 					# First run of this mode: let it end, learn how long it
 					# takes, cut soon after its end.
 					wait_for 'PC-RUN-END' "$BOOT_TIMEOUT"
-					calib[$mode]=$(($(ms_now) - t0))
+					learn "$mode" $(($(ms_now) - t0))
+					calibrating=1
 					sleep "$(printf '0.%03d' "$(rand_ms 999)")"
 				else
 					# Anywhere in the run, or up to 30 % after its end.
@@ -437,6 +450,13 @@ for fs in $FSES; do
 			prev_disk=$disk prev_mode=$mode prev_done=$BD/done.list
 			prev_ended=0
 			grep -aq '^PC-RUN-END' "$BD/console.txt" && prev_ended=1
+			if [ $prev_ended = 0 ]; then
+				n_inrun=$((n_inrun + 1))
+			elif [ $calibrating = 0 ] && len=$(grep -a '^PC-RUN-END ' "$BD/console.txt" |
+				awk 'NR == 1 && $3 ~ /^[0-9]+$/ { print $3; ok = 1 } END { exit !ok }'); then
+				learn "$mode" "$len"	# it ended before the cut: its length is known
+				echo "    $mode: a run of $len ms; its cuts now over 1.3 x ${calib[$mode]} ms"
+			fi
 			grep -aq '^PC-RUN-END 0' "$BD/console.txt" || [ $prev_ended = 0 ] ||
 				t_fail "$fs cut $k ($mode): the run ended with status 0" "$(grep -a -A 20 '^PC-RUN-END' "$BD/console.txt")"
 			prev_label="$fs cut $k ($mode, $ran$([ $prev_ended = 1 ] && echo ", after its end"))"
@@ -452,5 +472,5 @@ if grep -laF "$PIN" "$T"/boot-*/console.txt >"$T/.pinhits" 2>/dev/null; then
 else
 	t_pass "no test PIN in any guest console ($nboot boots)"
 fi
-echo "powercut: $n_cuts cuts, $n_checked modules checked, $n_orig original, $n_signed signed, $n_bad corrupted"
+echo "powercut: $n_cuts cuts ($n_inrun inside a run), $n_checked modules checked, $n_orig original, $n_signed signed, $n_bad corrupted"
 kc_done
