@@ -42,7 +42,9 @@ t_setup() {
 	# or $T when run alone.
 	MS_LOG=${MODSIGN_TEST_LOGDIR:-$T}/$T_NAME.modsign.log
 	trap 't_cleanup' EXIT
-	unset KBUILD_SIGN_PIN
+	# A suite started from a shell inside `modsign agent` must not sign
+	# through that agent (nor fail on its dead socket): tests start their own.
+	unset KBUILD_SIGN_PIN MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
 }
 
 # Files under $T that hold a secret are kept for run.sh to report: all but
