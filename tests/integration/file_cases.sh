@@ -331,6 +331,14 @@ chmod 755 "$T"
 U=$T/u
 mkdir -p "$U/rootdir" "$U/ro555" "$U/rw" "$U/rw2"
 cp "$key" "$U/key.pem" && chmod 644 "$U/key.pem"	# TEST-ONLY key
+# The checkout may be where nobody cannot go (a 0700 home or mktemp
+# directory): nobody's runs take copies of the certificate and the binary.
+cp "$cert" "$U/cert.der" && chmod 644 "$U/cert.der"
+MS_NOBODY=$MODSIGN
+if ! as_nobody test -x "$MS_NOBODY" 2>/dev/null; then
+	mkdir -m 755 "$U/bin" && cp "$MODSIGN" "$U/bin/modsign" && chmod 755 "$U/bin/modsign"
+	MS_NOBODY=$U/bin/modsign
+fi
 cp "$T"/src/mod00[0-2].ko "$U/rootdir/"
 cp "$T"/src/mod00[3-4].ko "$U/ro555/"
 cp "$T"/src/mod00[5-7].ko "$U/rw/"
@@ -342,15 +350,15 @@ elif as_nobody touch "$U/rootdir/.probe" 2>/dev/null || as_nobody touch "$U/ro55
 	t_fail "test set-up: nobody cannot write $U/rootdir and $U/ro555"
 else
 	run_ms_nobody() {
-		as_nobody timeout -k 3 "$LIMIT" "$MODSIGN" "$@" >"$T/out" 2>&1
+		as_nobody timeout -k 3 "$LIMIT" "$MS_NOBODY" "$@" >"$T/out" 2>&1
 		rc=$?
 	}
-	run_ms_nobody sha256 "$U/key.pem" "$cert" "$U/rootdir/mod000.ko"
+	run_ms_nobody sha256 "$U/key.pem" "$U/cert.der" "$U/rootdir/mod000.ko"
 	expect_fail "read-only directory (root's, 0755), single: exit 1 naming the module" 1 \
 		"$U/rootdir/mod000.ko: open: Permission denied"
 	t_check "read-only directory, single: module untouched" same "$T/src/mod000.ko" "$U/rootdir/mod000.ko"
 
-	run_ms_nobody -b sha256 "$U/key.pem" "$cert" "$U"/rootdir/*.ko "$U"/ro555/*.ko "$U"/rw/*.ko
+	run_ms_nobody -b sha256 "$U/key.pem" "$U/cert.der" "$U"/rootdir/*.ko "$U"/ro555/*.ko "$U"/rw/*.ko
 	expect_fail "read-only directories, -b as nobody: exit 1" 1 "Permission denied"
 	bad=""
 	for m in "$U"/rootdir/*.ko "$U"/ro555/*.ko; do
@@ -371,7 +379,7 @@ else
 		"3 signed, 5 failed, 0 refused (signed already), 0 skipped (signature verified), 0 not signed, of 8"
 
 	cp "$T"/src/mod00[5-7].ko "$U/rw/" && chown "$NOBODY:$NOGROUP" "$U"/rw/*.ko
-	run_ms_nobody -r "$U/rootdir" -r "$U/ro555" -r "$U/rw" sha256 "$U/key.pem" "$cert"
+	run_ms_nobody -r "$U/rootdir" -r "$U/ro555" -r "$U/rw" sha256 "$U/key.pem" "$U/cert.der"
 	tally "$U/rw" "$T/src" "$T/ref"
 	if [ "$rc" -eq 1 ] && [ "$n_signed" -eq 3 ] &&
 		[ "$(grep -c ': open: Permission denied' "$T/out")" -eq 5 ]; then
@@ -403,10 +411,10 @@ if as_nobody true 2>/dev/null; then
 	mkdir "$U/ro444"
 	cp "$T/src/mod000.ko" "$U/ro444/m.ko" && cp "$T/src/mod000.ko" "$U/ro444/sf.ko"
 	chmod 444 "$U"/ro444/*.ko && chown -R "$NOBODY:$NOGROUP" "$U/ro444"
-	(umask 022 && as_nobody "$SIGNFILE" sha256 "$U/key.pem" "$cert" "$U/ro444/sf.ko") >"$T/sf.out" 2>&1
+	(umask 022 && as_nobody "$SIGNFILE" sha256 "$U/key.pem" "$U/cert.der" "$U/ro444/sf.ko") >"$T/sf.out" 2>&1
 	echo "NOTE sign-file on its own 0444 module as nobody: status $?, result mode" \
 		"$(stat -c %a "$U/ro444/sf.ko"), signed: $(same "$T/ref/mod000.ko" "$U/ro444/sf.ko" && echo yes || echo no)"
-	as_nobody timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$U/key.pem" "$cert" "$U/ro444/m.ko" >"$T/out" 2>&1
+	as_nobody timeout -k 3 "$LIMIT" "$MS_NOBODY" sha256 "$U/key.pem" "$U/cert.der" "$U/ro444/m.ko" >"$T/out" 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$U/ro444/m.ko" &&
 		[ "$(stat -c '%a %u' "$U/ro444/m.ko")" = "444 $NOBODY" ]; then
@@ -647,8 +655,8 @@ fi
 # the user's (as after any editor's save, and with sign-file).
 if as_nobody true 2>/dev/null; then
 	cp "$T/src/mod000.ko" "$U/rw2/m.ko" && cp "$T/src/mod000.ko" "$U/rw2/sf.ko"
-	(umask 022 && as_nobody "$SIGNFILE" sha256 "$U/key.pem" "$cert" "$U/rw2/sf.ko")
-	as_nobody timeout -k 3 "$LIMIT" "$MODSIGN" sha256 "$U/key.pem" "$cert" "$U/rw2/m.ko" >"$T/out" 2>&1
+	(umask 022 && as_nobody "$SIGNFILE" sha256 "$U/key.pem" "$U/cert.der" "$U/rw2/sf.ko")
+	as_nobody timeout -k 3 "$LIMIT" "$MS_NOBODY" sha256 "$U/key.pem" "$U/cert.der" "$U/rw2/m.ko" >"$T/out" 2>&1
 	rc=$?
 	echo "NOTE nobody signing root's 0644 module in its own directory: sign-file's result" \
 		"$(stat -c '%U %a' "$U/rw2/sf.ko"), modsign's $(stat -c '%U %a' "$U/rw2/m.ko")"
