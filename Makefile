@@ -206,6 +206,14 @@ install: modsign
 	install -m 0755 modsign $(DESTDIR)$(BINDIR)/modsign
 	install -m 0644 doc/modsign.1 $(DESTDIR)$(MANDIR)/man1/modsign.1
 
+# The Debian package (debian/, linked shared), built in a scratch copy of the
+# tree and checked: lintian, install, a signature byte-identical to
+# sign-file's from the installed binary, purge leaving nothing
+# (scripts/package-check.sh; needs root or sudo). The .deb lands in build/deb/.
+.PHONY: deb
+deb:
+	scripts/package-check.sh
+
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/modsign $(DESTDIR)$(MANDIR)/man1/modsign.1
 

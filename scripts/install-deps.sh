@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian 12 packages modsign builds and tests with, when missing.
-# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|analyze|valgrind|<package>]...
+# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
 #        (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl)
 #   kernel  make kernel-check: kernel build, busybox initramfs, qemu
@@ -8,6 +8,8 @@
 #   fuzz    make fuzz: clang with libFuzzer
 #   analyze make analyze: clang's scan-build (gcc -fanalyzer needs nothing more)
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
+#   deb     make deb (scripts/package-check.sh): dpkg-buildpackage with
+#           debhelper, lintian; the package's Build-Depends come with base
 set -eu
 base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev libgmp-dev
 liblzma-dev libzstd-dev zlib1g-dev softhsm2 opensc openssl linux-kbuild-6.1 file kmod xz-utils
@@ -18,6 +20,7 @@ bench="libssl-dev libengine-pkcs11-openssl time eatmydata"
 fuzz="clang libclang-rt-14-dev"
 analyze="clang clang-tools-14"
 valgrind="valgrind"
+deb="debhelper dpkg-dev fakeroot lintian"
 pkgs=""
 [ $# -gt 0 ] || set -- base
 for group in "$@"; do
@@ -28,6 +31,7 @@ for group in "$@"; do
 	fuzz) pkgs="$pkgs $base $fuzz" ;;
 	analyze) pkgs="$pkgs $base $analyze" ;;
 	valgrind) pkgs="$pkgs $base $valgrind" ;;
+	deb) pkgs="$pkgs $base $deb" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name
 	esac
 done
