@@ -206,6 +206,18 @@ install: modsign
 	install -m 0755 modsign $(DESTDIR)$(BINDIR)/modsign
 	install -m 0644 doc/modsign.1 $(DESTDIR)$(MANDIR)/man1/modsign.1
 
+# An SPDX 2.3 document for the modsign built (scripts/sbom.pl): the binary's
+# SHA-256, and each library in it, static archive or NEEDED entry, as the
+# Debian package, version and licence it came from. SBOM_BIN and SBOM_OUT
+# name another binary and output (debian/rules: the stripped one).
+SBOM_BIN ?= modsign
+SBOM_OUT ?= build/modsign.spdx.json
+SBOM_ARCHIVES = $(if $(filter static,$(LINK)),$(foreach a,$(STATIC_ARCHIVES),$(shell $(CC) -print-file-name=$(a))))
+.PHONY: sbom
+sbom: $(SBOM_BIN)
+	@mkdir -p $(dir $(SBOM_OUT))
+	scripts/sbom.pl --version $(VERSION) --out $(SBOM_OUT) $(SBOM_BIN) $(SBOM_ARCHIVES)
+
 # The Debian package (debian/, linked shared), built in a scratch copy of the
 # tree and checked: lintian, install, a signature byte-identical to
 # sign-file's from the installed binary, purge leaving nothing

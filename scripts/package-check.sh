@@ -94,11 +94,12 @@ fi
 dpkg -L modsign >"$T/files"
 missing=""
 for f in /usr/bin/modsign /usr/share/man/man1/modsign.1.gz /usr/share/doc/modsign/README.md.gz \
-    /usr/share/doc/modsign/copyright /usr/share/doc/modsign/examples/kbuild/README.md; do
+    /usr/share/doc/modsign/copyright /usr/share/doc/modsign/examples/kbuild/README.md \
+    /usr/share/doc/modsign/modsign.spdx.json; do
 	grep -qx "$f" "$T/files" && [ -e "$f" ] || missing="$missing $f"
 done
-[ -z "$missing" ] && t_pass "installs the binary, man page, README, copyright and examples" ||
-	t_fail "installs the binary, man page, README, copyright and examples" "missing:$missing"
+[ -z "$missing" ] && t_pass "installs the binary, man page, README, copyright, examples, SBOM" ||
+	t_fail "installs the binary, man page, README, copyright, examples, SBOM" "missing:$missing"
 
 # Linked shared, as debian/rules says: every library of --version.
 /usr/bin/modsign --version >"$T/version" 2>&1
@@ -112,6 +113,25 @@ if man -w modsign 2>/dev/null | grep -q '^/usr/share/man/man1/modsign.1.gz$'; th
 	t_pass "man -w modsign finds the installed page"
 else
 	t_fail "man -w modsign finds the installed page" "$(man -w modsign 2>&1)"
+fi
+
+# The SBOM shipped describes the installed binary and its NEEDED libraries.
+sbom=/usr/share/doc/modsign/modsign.spdx.json
+if perl -MJSON::PP -e '
+	local $/; open my $f, "<", $ARGV[0] or die "$ARGV[0]: $!\n";
+	my $d = JSON::PP->new->decode(<$f>);
+	die "not SPDX-2.3\n" unless $d->{spdxVersion} eq "SPDX-2.3";
+	for my $p (@{$d->{packages}}) {
+		print $p->{SPDXID} eq "SPDXRef-Package-modsign" ?
+			"SELF $p->{checksums}[0]{checksumValue}\n" : "$p->{name}\n";
+	}' "$sbom" >"$T/sbom" 2>&1 &&
+    [ "$(sed -n 's/^SELF //p' "$T/sbom")" = "$(sha256sum </usr/bin/modsign | cut -d' ' -f1)" ] &&
+    [ "$(grep -v '^SELF ' "$T/sbom" | sort)" = \
+      "$(readelf -d /usr/bin/modsign | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort)" ]; then
+	t_pass "$sbom: SPDX 2.3, the installed binary's SHA-256, its NEEDED libraries"
+else
+	t_fail "$sbom: SPDX 2.3, the installed binary's SHA-256, its NEEDED libraries" \
+		"$(cat "$T/sbom")"
 fi
 
 # The demo's way: a SoftHSM2 token in a temp dir with the TEST-ONLY key.
