@@ -6,6 +6,7 @@ PKG_CONFIG ?= pkg-config
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 WERROR     ?= -Werror
 VERSION    := 0.1.0
 
@@ -205,6 +206,8 @@ install: modsign
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 modsign $(DESTDIR)$(BINDIR)/modsign
 	install -m 0644 doc/modsign.1 $(DESTDIR)$(MANDIR)/man1/modsign.1
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 contrib/bash-completion/modsign $(DESTDIR)$(BASHCOMPDIR)/modsign
 
 # An SPDX 2.3 document for the modsign built (scripts/sbom.pl): the binary's
 # SHA-256, and each library in it, static archive or NEEDED entry, as the
@@ -227,7 +230,8 @@ deb:
 	scripts/package-check.sh
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/modsign $(DESTDIR)$(MANDIR)/man1/modsign.1
+	rm -f $(DESTDIR)$(BINDIR)/modsign $(DESTDIR)$(MANDIR)/man1/modsign.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/modsign
 
 clean:
 	rm -rf build modsign

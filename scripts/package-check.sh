@@ -95,11 +95,11 @@ dpkg -L modsign >"$T/files"
 missing=""
 for f in /usr/bin/modsign /usr/share/man/man1/modsign.1.gz /usr/share/doc/modsign/README.md.gz \
     /usr/share/doc/modsign/copyright /usr/share/doc/modsign/examples/kbuild/README.md \
-    /usr/share/doc/modsign/modsign.spdx.json; do
+    /usr/share/doc/modsign/modsign.spdx.json /usr/share/bash-completion/completions/modsign; do
 	grep -qx "$f" "$T/files" && [ -e "$f" ] || missing="$missing $f"
 done
-[ -z "$missing" ] && t_pass "installs the binary, man page, README, copyright, examples, SBOM" ||
-	t_fail "installs the binary, man page, README, copyright, examples, SBOM" "missing:$missing"
+[ -z "$missing" ] && t_pass "installs the binary, man page, README, copyright, examples, SBOM, completion" ||
+	t_fail "installs the binary, man page, README, copyright, examples, SBOM, completion" "missing:$missing"
 
 # Linked shared, as debian/rules says: every library of --version.
 /usr/bin/modsign --version >"$T/version" 2>&1
@@ -114,6 +114,14 @@ if man -w modsign 2>/dev/null | grep -q '^/usr/share/man/man1/modsign.1.gz$'; th
 else
 	t_fail "man -w modsign finds the installed page" "$(man -w modsign 2>&1)"
 fi
+
+# The completion, as bash-completion loads it: by the command's name.
+out=$(bash --norc --noprofile -c '. /usr/share/bash-completion/completions/modsign &&
+	complete -p modsign && COMP_LINE="modsign ve" COMP_POINT=10 COMP_WORDS=(modsign ve) &&
+	COMP_CWORD=1 && _modsign && echo "${COMPREPLY[*]}"' 2>&1)
+[ "$out" = "complete -F _modsign modsign
+verify" ] && t_pass "installed bash completion registers and completes (modsign ve: verify)" ||
+	t_fail "installed bash completion registers and completes (modsign ve: verify)" "$out"
 
 # The SBOM shipped describes the installed binary and its NEEDED libraries.
 sbom=/usr/share/doc/modsign/modsign.spdx.json
