@@ -281,9 +281,9 @@ ms_err ms_dir_sync(const char *dir, int *sys_errno) MS_MUST_CHECK;
 ms_err ms_mod_tmp_clean_dir(const char *dir, size_t *removed) MS_MUST_CHECK;
 
 /**
- * ms_mod_lib_versions() - the libraries src/modfmt calls and their versions, for `modsign
- * --version`: liblzma (as "xz"), libzstd (as "zstd") and zlib, each
- * through its codec.
+ * ms_mod_lib_versions() - the libraries src/modfmt calls and their versions,
+ * for `modsign --version`: liblzma (as "xz"), libzstd (as "zstd") and zlib,
+ * each through its codec.
  * @out: @cap entries, filled by the call; NULL asks for the count only.
  * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).
  * Return: MS_OK; MS_E_NOSPACE when @cap is below the count; MS_E_ARG or

@@ -240,9 +240,9 @@ ms_err ms_p11_session_recover(struct ms_p11 *p11, unsigned session) MS_MUST_CHEC
 const struct ms_p11_fail *ms_p11_session_fail(const struct ms_p11 *p11, unsigned session);
 
 /**
- * ms_p11_lib_versions() - the libraries src/pkcs11 calls and their versions, for `modsign
- * --version`: p11-kit. It tells no version at run time (0.24 has no
- * call and no version macro): the entry is the version pkg-config gave the
+ * ms_p11_lib_versions() - the libraries src/pkcs11 calls and their versions,
+ * for `modsign --version`: p11-kit. It tells no version at run time (0.24 has
+ * no call and no version macro): the entry is the version pkg-config gave the
  * build (MS_P11_KIT_VERSION), marked built against.
  * @out: @cap entries, filled by the call; NULL asks for the count only.
  * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).

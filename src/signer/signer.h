@@ -276,8 +276,8 @@ ms_err ms_signer_agent_open(const char *sock_path, const char *key, unsigned lan
 			    size_t why_cap) MS_MUST_CHECK;
 
 /**
- * ms_signer_lib_versions() - the libraries src/signer calls and their versions, for `modsign
- * --version`: GMP, under hogweed (mbedTLS and nettle, which the
+ * ms_signer_lib_versions() - the libraries src/signer calls and their versions,
+ * for `modsign --version`: GMP, under hogweed (mbedTLS and nettle, which the
  * signers call too, are ms_cms_lib_versions()'s).
  * @out: @cap entries, filled by the call; NULL asks for the count only.
  * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).

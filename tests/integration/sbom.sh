@@ -43,7 +43,7 @@ components() {
 
 # check WHAT BINARY SBOM: the document against the binary.
 check() {
-	local what=$1 bin=$2 sbom=$3 want got bad="" name rel pkg ver same lic file owner
+	local what=$1 bin=$2 sbom=$3 want got bad="" name pkg ver same lic file owner
 	if ! components "$sbom" >"$T/comp" 2>"$T/perl.err"; then
 		t_fail "$what: the SBOM parses as SPDX 2.3 JSON" "$(cat "$T/perl.err")"
 		return
@@ -69,7 +69,7 @@ check() {
 		t_fail "$what: the SBOM lists exactly the binary's libraries" \
 			"want: $(echo $want)" "got:  $(echo $got)"
 	bad=""
-	while read -r name rel pkg ver same file lic; do
+	while read -r name _ pkg ver same file lic; do
 		[ "$name" = SELF ] && continue
 		owner=$(dpkg -S "$file" 2>/dev/null | head -n 1 | cut -d: -f1)
 		[ "$owner" = "$pkg" ] || bad="$bad $name: package $pkg, dpkg -S says '$owner';"
