@@ -29,6 +29,12 @@
 /* ...so a client opens a new one after half as long: it never asks on a closing one. */
 #define MS_AGENT_CLIENT_IDLE_MS 30000
 
+/*
+ * A client gives up connecting after this long: an agent whose backlog
+ * stays full is stuck, or is no agent.
+ */
+#define MS_AGENT_CONNECT_MS 5000
+
 /* sun_path of struct sockaddr_un, less its terminating NUL. */
 #define MS_AGENT_SOCK_PATH_MAX 107
 
@@ -108,11 +114,15 @@ ms_err ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap) 
 void ms_agent_sock_close(struct ms_agent_sock *s);
 
 /**
- * ms_agent_sock_connect() - connect to the agent socket @path.
+ * ms_agent_sock_connect() - connect to the agent socket @path within @ms
+ * milliseconds (-1: for ever), trying again while the listener's backlog is
+ * full. *@fd is non-blocking (every framed read and write polls). Who
+ * listens is not checked here: see ms_agent_peer_get().
  * Return: MS_OK with *@fd; MS_E_IO with *@sys_errno (ENOENT, ECONNREFUSED,
- * EACCES, ...); MS_E_ARG (@path empty or too long for a socket address).
+ * EACCES, ..., ETIMEDOUT: the backlog stayed full until @ms passed);
+ * MS_E_ARG (@path empty or too long for a socket address).
  */
-ms_err ms_agent_sock_connect(const char *path, int *fd, int *sys_errno) MS_MUST_CHECK;
+ms_err ms_agent_sock_connect(const char *path, int ms, int *fd, int *sys_errno) MS_MUST_CHECK;
 
 /* A request sent and its reply read, on the client's side of a connection. */
 struct ms_agent_call {
@@ -124,7 +134,9 @@ struct ms_agent_call {
 
 /**
  * ms_agent_call() - send @req on @fd and read its reply into @call, waiting
- * up to @timeout_ms (-1: for ever) for it to begin.
+ * up to @timeout_ms (-1: for ever) for it to begin. When the agent has
+ * closed the connection before all of @req could be written, a refusal it
+ * sent first (status REFUSED or STOPPING) is still read and returned.
  * Return: MS_OK (the reply parsed; its status may still be a failure);
  * MS_E_IO (the agent closed the connection, timed out, or a system call
  * failed: @call->io says which); MS_E_MALFORMED (a reply that does not

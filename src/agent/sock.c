@@ -23,6 +23,10 @@
 #define SOCK_NAME "sock"
 /* A frame once begun, in either direction, arrives whole within this. */
 #define FRAME_WRITE_MS 10000
+/* How often a connect to a full backlog is tried again. */
+#define CONNECT_RETRY_MS 20
+/* How long a refusal the agent sent before closing may take to be read. */
+#define REFUSAL_READ_MS 1000
 
 int64_t
 ms_agent_now_ms(void)
@@ -311,32 +315,79 @@ ms_agent_sock_close(struct ms_agent_sock *s)
 	}
 }
 
+/*
+ * Non-blocking, so that a listener whose backlog is full (an agent that
+ * stopped accepting, or a socket squatted on by a process that never
+ * accepts) cannot hold the client in connect(2) for ever: Linux answers a
+ * non-blocking connect to a full Unix socket backlog with EAGAIN (net/unix/
+ * af_unix.c, unix_stream_connect), and there is nothing to poll for, so
+ * the connect is tried again every CONNECT_RETRY_MS until the deadline.
+ */
 ms_err
-ms_agent_sock_connect(const char *path, int *fd, int *sys_errno)
+ms_agent_sock_connect(const char *path, int ms, int *fd, int *sys_errno)
 {
 	struct sockaddr_un sa;
-	int s = -1;
+	struct ms_agent_io io;
+	int64_t deadline = deadline_of(ms);
+	socklen_t elen = sizeof(int);
+	int s = -1, e = 0;
+	ms_err err = MS_E_INTERNAL;
 
 	*fd = -1;
 	*sys_errno = 0;
 	if (sock_addr(path, &sa) != MS_OK) {
 		return MS_E_ARG;
 	}
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0) {
 		*sys_errno = errno;
 		return MS_E_IO;
 	}
-	while (connect(s, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		if (errno == EINTR) {
+	err = MS_E_IO;
+	for (;;) {
+		int left;
+
+		if (connect(s, (const struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			break;
+		}
+		e = errno;
+		if (e == EINTR) {
 			continue;
 		}
-		*sys_errno = errno;
-		close(s);
-		return MS_E_IO;
+		if (e == EINPROGRESS) {
+			/* Not what AF_UNIX does today, but the portable answer. */
+			if (wait_ready(s, POLLOUT, deadline, &io) != MS_OK) {
+				e = io.sys_errno;
+				goto out;
+			}
+			if (getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &elen) != 0) {
+				e = errno;
+			}
+			if (e != 0) {
+				goto out;
+			}
+			break;
+		}
+		if (e != EAGAIN) {
+			goto out;
+		}
+		left = left_ms(deadline);
+		if (left == 0) {
+			e = ETIMEDOUT;
+			goto out;
+		}
+		poll(NULL, 0, left < 0 || left > CONNECT_RETRY_MS ? CONNECT_RETRY_MS : left);
 	}
 	*fd = s;
-	return MS_OK;
+	s = -1;
+	e = 0;
+	err = MS_OK;
+out:
+	if (s >= 0) {
+		close(s);
+	}
+	*sys_errno = e;
+	return err;
 }
 
 ms_err
@@ -361,6 +412,34 @@ ms_agent_peer_get(int fd, struct ms_agent_peer *peer)
 	return MS_OK;
 }
 
+/*
+ * The request could not be written because the agent has closed the
+ * connection (EPIPE, ECONNRESET). An agent that refuses a client sends its
+ * refusal and drains the connection before closing it, but may close before
+ * all of the request arrived: its refusal then waits, already received, on
+ * our side of the socket. That is the answer; only without one is the
+ * connection simply lost (the write's own @call->io).
+ */
+static ms_err
+refusal_read(int fd, const struct ms_agent_req *req, struct ms_agent_call *call)
+{
+	struct ms_agent_io cut = call->io;
+	struct ms_agent_io io;
+	const char *why = NULL;
+	size_t len = 0;
+
+	if (ms_agent_frame_read(fd, call->body, sizeof(call->body), &len, REFUSAL_READ_MS,
+				FRAME_WRITE_MS, &io) != MS_OK ||
+	    ms_agent_reply_parse(call->body, len, req->type, &call->reply, &why) != MS_OK ||
+	    (call->reply.status != MS_AGENT_ST_REFUSED &&
+	     call->reply.status != MS_AGENT_ST_STOPPING)) {
+		memset(&call->reply, 0, sizeof(call->reply));
+		call->io = cut;
+		return MS_E_IO;
+	}
+	return MS_OK;
+}
+
 ms_err
 ms_agent_call(int fd, const struct ms_agent_req *req, int timeout_ms, struct ms_agent_call *call)
 {
@@ -376,6 +455,9 @@ ms_agent_call(int fd, const struct ms_agent_req *req, int timeout_ms, struct ms_
 		return MS_E_ARG;
 	}
 	err = ms_agent_frame_write(fd, frame, len, FRAME_WRITE_MS, &call->io);
+	if (err != MS_OK && call->io.end == MS_AGENT_IO_CUT) {
+		return refusal_read(fd, req, call);
+	}
 	if (err != MS_OK) {
 		return err;
 	}
