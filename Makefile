@@ -167,6 +167,12 @@ build/rsa-cpu: bench/rsa_cpu.c $(patsubst %.c,$(REL)/%.o,$(LIB_SRC))
 	$(CC) $(ALL_CFLAGS) $(HARDEN) $(CFLAGS) $(LDHARD) $(LDFLAGS) -o $@ bench/rsa_cpu.c \
 		$(patsubst %.c,$(REL)/%.o,$(LIB_SRC)) $(LIBS)
 
+# Not a test: CPU time of verifying a module signature, mbedTLS against
+# nettle side by side (bench/verify_cpu.c): build/verify-cpu tests/data
+build/verify-cpu: bench/verify_cpu.c $(patsubst %.c,$(REL)/%.o,$(LIB_SRC))
+	$(CC) $(ALL_CFLAGS) $(HARDEN) $(CFLAGS) $(LDHARD) $(LDFLAGS) -o $@ bench/verify_cpu.c \
+		$(patsubst %.c,$(REL)/%.o,$(LIB_SRC)) $(LIBS)
+
 # Boots kernels that enforce module signatures and load what modsign signed,
 # directly and inside kbuild runs (tests/kernel/README.md). PARTS="sign kbuild
 # k612" runs some of them.

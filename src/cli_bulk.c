@@ -524,7 +524,12 @@ static struct run *
 run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_name_set *names,
 	struct ms_dir_set *dirs)
 {
-	struct ms_lanes_cfg cfg = { MS_RECOVERIES_MAX, job->opts->token_timeout, on_drop, NULL };
+	struct ms_lanes_cfg cfg = {
+		.recoveries_max = MS_RECOVERIES_MAX,
+		.token_timeout = job->opts->token_timeout,
+		.on_drop = on_drop,
+		.cert = job->cert,	/* every signature verified before it is written */
+	};
 	struct run *r = calloc(1, sizeof(*r));
 	pthread_mutexattr_t ma;
 

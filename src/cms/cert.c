@@ -390,6 +390,10 @@ ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out)
 	if (err != MS_OK) {
 		goto out;
 	}
+	err = ms_cert_pub_load(cert);
+	if (err != MS_OK) {
+		goto out;
+	}
 	err = read_ids(cert);
 	if (err != MS_OK) {
 		goto out;
@@ -460,6 +464,7 @@ ms_cms_cert_free(struct ms_cms_cert *cert)
 		mbedtls_x509_crt_free(cert->crt);
 		free(cert->crt);
 	}
+	ms_cert_pub_free(cert->pub);
 	free(cert);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Does a key belong to the certificate? Compares public keys given in the
- * forms PKCS#11 and PEM files use, and verifies test signatures, through
- * mbedTLS. Parses untrusted input.
+ * forms PKCS#11 and PEM files use, through mbedTLS (signatures are verified
+ * in sig_verify.c). Parses untrusted input.
  */
 #include <mbedtls/bignum.h>
 #include <mbedtls/ecp.h>
@@ -22,9 +22,6 @@ static const uint8_t oid_p384[] = {	/* 1.3.132.0.34 */
 static const uint8_t oid_p521[] = {	/* 1.3.132.0.35 */
 	0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23,
 };
-
-/* Largest DER Ecdsa-Sig-Value: SEQUENCE (3) + two INTEGERs (2 + 1 + 66). */
-#define EC_DER_SIG_MAX (3 + 2 * (2 + 1 + MS_CMS_EC_HALF_MAX))
 
 /* The certificate's RSA key against N and E: MS_OK, MS_E_MISMATCH, MS_E_NOMEM. */
 static ms_err
@@ -242,41 +239,4 @@ ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spki, size
 out:
 	mbedtls_pk_free(&pk);
 	return err;
-}
-
-ms_err
-ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
-		   const uint8_t *tbs, size_t tbs_len,
-		   const uint8_t *sig, size_t sig_len)
-{
-	const struct ms_hash_info *h = ms_hash_info(alg);
-	uint8_t der[EC_DER_SIG_MAX];
-	const uint8_t *vsig = sig;
-	size_t vlen = sig_len;
-	ms_err err;
-
-	if (cert == NULL || tbs == NULL || sig == NULL || h == NULL) {
-		return MS_E_ARG;
-	}
-	/* @tbs must be as long as ms_cms_tbs_encode() makes it for this key. */
-	if (tbs_len != h->size + (cert->type == MS_KEY_RSA ? h->di_prefix_len : 0)) {
-		return MS_E_ARG;
-	}
-	if (cert->type == MS_KEY_EC) {
-		err = ms_cms_sig_encode(MS_KEY_EC, sig, sig_len, der, sizeof(der), &vlen);
-		if (err != MS_OK) {
-			return MS_E_MISMATCH;
-		}
-		vsig = der;
-	} else if (sig_len != mbedtls_pk_get_len(&cert->crt->pk)) {
-		return MS_E_MISMATCH;
-	}
-	/*
-	 * MBEDTLS_MD_NONE: RSA pads @tbs (our DigestInfo) as given, ECDSA
-	 * takes it as the digest. Same call and meaning in mbedTLS 3.x.
-	 */
-	if (mbedtls_pk_verify(&cert->crt->pk, MBEDTLS_MD_NONE, tbs, tbs_len, vsig, vlen) != 0) {
-		return MS_E_MISMATCH;
-	}
-	return MS_OK;
 }

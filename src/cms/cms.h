@@ -174,8 +174,12 @@ ms_err ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spk
 /**
  * ms_cms_cert_verify() - verify a signature made over @tbs (as
  * ms_cms_tbs_encode() built it) with the certificate's public key: RSA
- * PKCS#1 v1.5, or ECDSA with @sig as the raw r||s. Used to check a key
- * that exposes no public attributes.
+ * PKCS#1 v1.5 over the exact DigestInfo (@sig exactly the modulus's
+ * length), or ECDSA over the digest with @sig as the raw r||s (each half
+ * the curve's size, r and s in [1, q - 1]). Every signature a signer hands
+ * back passes here before it is written; `verify` and the check of a key
+ * that exposes no public attributes use it too. Thread-safe: the key was
+ * loaded when the certificate was parsed and is only read.
  * Return: MS_OK, MS_E_MISMATCH (does not verify), MS_E_ARG.
  */
 ms_err ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,

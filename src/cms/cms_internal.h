@@ -108,7 +108,23 @@ struct ms_cms_cert {
 	struct ms_span issuer;		/* issuer Name TLV, as in the certificate */
 	struct ms_span serial;		/* serialNumber INTEGER content bytes */
 	struct ms_span skid;		/* SubjectKeyIdentifier value; len 0 if absent */
+	struct ms_cert_pub *pub;	/* the public key as sig_verify.c uses it */
 };
+
+/* ---- sig_verify.c ---- */
+
+struct ms_cert_pub;
+
+/**
+ * ms_cert_pub_load() - load @cert's public key (type, curve and bits set)
+ * for ms_cms_cert_verify(), into @cert->pub. Once, at parse time: from
+ * then on it is only read, so threads share it.
+ * Return: MS_OK, MS_E_NOMEM, MS_E_MALFORMED (an EC point not on its curve),
+ * MS_E_UNSUPPORTED. @cert->pub may be set on failure too
+ * (ms_cms_cert_free() frees it).
+ */
+ms_err ms_cert_pub_load(struct ms_cms_cert *cert) MS_MUST_CHECK;
+void ms_cert_pub_free(struct ms_cert_pub *pub);
 
 /*
  * ms_cert_find_skid() - find subjectKeyIdentifier (2.5.29.14) in the

@@ -284,6 +284,14 @@ agent_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t ca
 }
 
 static void
+agent_name(const struct ms_signer *base, char *buf, size_t cap)
+{
+	const struct agent_signer *as = (const struct agent_signer *)base;
+
+	snprintf(buf, cap, "agent at %s", as->path);
+}
+
+static void
 agent_free(struct ms_signer *base)
 {
 	struct agent_signer *as = (struct agent_signer *)base;
@@ -305,6 +313,7 @@ static const struct ms_signer_ops agent_ops = {
 	.match_cert = agent_match_cert,
 	.recover = NULL,	/* a lost agent is an error, never a reason to log in here */
 	.describe = agent_describe,
+	.name = agent_name,
 	.free = agent_free,
 };
 

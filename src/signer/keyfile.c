@@ -196,10 +196,19 @@ pem_free(struct ms_signer *base)
 	free(ps);
 }
 
+static void
+pem_name(const struct ms_signer *base, char *buf, size_t cap)
+{
+	const struct pem_signer *ps = (const struct pem_signer *)base;
+
+	snprintf(buf, cap, "key file %s", ps->path);
+}
+
 static const struct ms_signer_ops pem_ops = {
 	.sign = pem_sign,
 	.match_cert = pem_match_cert,
 	.describe = pem_describe,
+	.name = pem_name,
 	.free = pem_free,
 };
 

@@ -520,6 +520,39 @@ sign_threaded(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	return err;
 }
 
+/*
+ * No signature leaves the pool unchecked: whatever made it (a token with a
+ * fault, a token holding another key under the label, an agent, a key
+ * file), it must verify with the certificate's key over the bytes that
+ * were meant to be signed.
+ */
+static ms_err
+check_signature(const struct ms_lanes *p, const struct lane *l, const struct ms_signer_req *req,
+		const uint8_t *sig, size_t sig_len, struct ms_lanes_result *res)
+{
+	uint8_t tbs[MS_SIGNER_TBS_MAX];
+	size_t tbs_len = 0;
+	enum ms_key_type type;
+	char who[600];
+
+	if (p->cfg.cert == NULL) {
+		return MS_OK;
+	}
+	ms_cms_cert_key(p->cfg.cert, &type, NULL, NULL);
+	if (ms_cms_tbs_encode(type, req->alg, req->digest, req->digest_len, tbs, sizeof(tbs),
+			      &tbs_len) != MS_OK) {
+		snprintf(res->why, sizeof(res->why), "cannot encode what was signed");
+		return MS_E_INTERNAL;
+	}
+	if (ms_cms_cert_verify(p->cfg.cert, req->alg, tbs, tbs_len, sig, sig_len) == MS_OK) {
+		return MS_OK;
+	}
+	ms_signer_name(l->signer, who, sizeof(who));
+	snprintf(res->why, sizeof(res->why), "%s: its signature did not verify with the "
+		 "certificate", who);
+	return MS_E_MISMATCH;
+}
+
 /* Failures that are the signer's (its token), not the caller's request. */
 static bool
 is_signer_fault(ms_err err)
@@ -548,6 +581,9 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 		err = sign_threaded(p, lane, req, sig, cap, sig_len, res, &left);
 	} else {
 		err = sign_recovering(p, lane, req, sig, cap, sig_len, res);
+	}
+	if (err == MS_OK) {
+		err = check_signature(p, l, req, sig, *sig_len, res);
 	}
 	if (err == MS_OK) {
 		atomic_fetch_add(&p->member[l->member].signatures, 1);

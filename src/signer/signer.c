@@ -70,6 +70,19 @@ ms_signer_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t c
 	s->ops->describe(s, lane, buf, cap);
 }
 
+void
+ms_signer_name(const struct ms_signer *s, char *buf, size_t cap)
+{
+	if (buf == NULL || cap == 0) {
+		return;
+	}
+	if (s == NULL) {
+		snprintf(buf, cap, "no key");
+		return;
+	}
+	s->ops->name(s, buf, cap);
+}
+
 enum ms_key_type
 ms_signer_key_type(const struct ms_signer *s)
 {

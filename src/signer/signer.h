@@ -82,6 +82,13 @@ ms_err ms_signer_recover(struct ms_signer *s, unsigned lane) MS_MUST_CHECK;
  */
 void ms_signer_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t cap);
 
+/**
+ * ms_signer_name() - who signs, for messages: "token 'LABEL' (serial S)",
+ * "agent at SOCKET" or "key file PATH". @buf is always NUL-terminated when
+ * @cap > 0.
+ */
+void ms_signer_name(const struct ms_signer *s, char *buf, size_t cap);
+
 /* ms_signer_key_type() - MS_KEY_RSA or MS_KEY_EC. */
 enum ms_key_type ms_signer_key_type(const struct ms_signer *s);
 
@@ -148,6 +155,13 @@ struct ms_lanes_cfg {
 	 */
 	void (*on_drop)(void *ctx, unsigned signer, const char *why);
 	void *ctx;
+	/*
+	 * Every signature is verified with this certificate's key before
+	 * ms_lanes_sign() returns it; one that does not verify is the signer's
+	 * failure (MS_E_MISMATCH; another signer of the pool makes it). NULL:
+	 * not checked here (the agent serving clients, which check).
+	 */
+	const struct ms_cms_cert *cert;
 };
 
 /* What ms_lanes_sign() had to do, for the owner's messages. */
@@ -184,9 +198,11 @@ void ms_lanes_give(struct ms_lanes *p, unsigned lane);
 /**
  * ms_lanes_sign() - sign @req on @lane (taken by this thread), as
  * ms_signer_sign() does; a lost session is re-opened and the signature
- * tried once more while the pool's recoveries last. @res says what
+ * tried once more while the pool's recoveries last. With cfg.cert, the
+ * signature is verified with it before it is returned. @res says what
  * happened. @req->label must stay valid until the call returns.
- * Return: MS_OK, or the signer's error (@res->why says what failed).
+ * Return: MS_OK, MS_E_MISMATCH (the signature did not verify: @res->why
+ * names the signer), or the signer's error (@res->why says what failed).
  */
 ms_err ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req,
 		     uint8_t *sig, size_t cap, size_t *sig_len,

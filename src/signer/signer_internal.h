@@ -34,6 +34,8 @@ struct ms_signer_ops {
 	ms_err (*recover)(struct ms_signer *s, unsigned lane);
 	/* One line saying what failed last on @lane, for messages. */
 	void (*describe)(const struct ms_signer *s, unsigned lane, char *buf, size_t cap);
+	/* Who signs, for messages: the token, the agent's socket or the key file. */
+	void (*name)(const struct ms_signer *s, char *buf, size_t cap);
 	/* Frees everything; never called with NULL. */
 	void (*free)(struct ms_signer *s);
 };

@@ -175,6 +175,15 @@ tok_describe(const struct ms_signer *base, unsigned lane, char *buf, size_t cap)
 }
 
 static void
+tok_name(const struct ms_signer *base, char *buf, size_t cap)
+{
+	const struct token_signer *ps = (const struct token_signer *)base;
+
+	snprintf(buf, cap, "token '%s' (serial %s)", ms_p11_token_label(ps->p11),
+		 ms_p11_token_serial(ps->p11));
+}
+
+static void
 tok_free(struct ms_signer *base)
 {
 	struct token_signer *ps = (struct token_signer *)base;
@@ -192,6 +201,7 @@ static const struct ms_signer_ops tok_ops = {
 	.match_key = tok_match_key,
 	.recover = tok_recover,
 	.describe = tok_describe,
+	.name = tok_name,
 	.free = tok_free,
 };
 

@@ -22,6 +22,8 @@
 # token of another key refused before the agent listens; a token failing
 # mid-run dropped and logged while the other signs every module, and one
 # hanging past --token-timeout dropped while the agent ends with its command.
+# A token whose signatures stop verifying mid-run is dropped the same way,
+# none of its bad signatures written.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 # shellcheck source=tests/lib/slowtoken.sh
@@ -293,6 +295,21 @@ KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
 	t_pass "a token failing mid-run: dropped by name, the other signs the rest" ||
 	t_fail "a token failing mid-run: dropped by name, the other signs the rest" "status $rc" \
 		"$(cat "$T/out")"
+
+# One token's signatures go bad mid-run (CKR_OK with a bit flipped, from its
+# 2nd C_Sign on): none is written; the token is dropped by name, saying its
+# signature did not verify, and the other signs every module again.
+shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1'
+shim b 'SLOWTOKEN_INIT_MS=1500' 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_SERIAL=1' 'SLOWTOKEN_FAULT=C_Sign:2+:CORRUPT'
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$(uri tok-a "$T/st-a.so")" \
+	--key "$(uri tok-b "$T/st-b.so")" "$cert" "$T"/w/*.ko
+[ "$rc" -eq 0 ] && all_as_signfile && grep -q "fault=CORRUPT" "$T/b.log" &&
+	grep -q "token 'tok-b' (serial [0-9a-f]*) dropped: token 'tok-b' (serial [0-9a-f]*): its signature did not verify with the certificate; the other tokens sign the rest" "$T/out" &&
+	[ "$(sum_sig)" -eq "$N" ] &&
+	t_pass "a token whose signatures go bad: dropped by name, none written, the other signs all" ||
+	t_fail "a token whose signatures go bad: dropped by name, none written, the other signs all" \
+		"status $rc" "$(cat "$T/out")"
 
 # Both fail: the first is dropped, the last one's failure stops the run as
 # with one token; every module is untouched or sign-file's, none half-done.

@@ -241,7 +241,7 @@ find_name(const char *s, size_t len, const char *const *names, size_t n_names, u
 	return false;
 }
 
-/* RV: HANG, BIGLEN, a CKR_ name, or a number (0x30). */
+/* RV: HANG, BIGLEN, CORRUPT, a CKR_ name, or a number (0x30). */
 static bool
 parse_action(const char *s, size_t len, struct st_fault *f)
 {
@@ -254,6 +254,10 @@ parse_action(const char *s, size_t len, struct st_fault *f)
 	}
 	if (len == 6 && memcmp(s, "BIGLEN", 6) == 0) {
 		f->kind = ST_FAULT_BIGLEN;
+		return true;
+	}
+	if (len == 7 && memcmp(s, "CORRUPT", 7) == 0) {
+		f->kind = ST_FAULT_CORRUPT;
 		return true;
 	}
 	f->kind = ST_FAULT_RV;
@@ -270,7 +274,7 @@ parse_action(const char *s, size_t len, struct st_fault *f)
 	return errno == 0 && *end == '\0';
 }
 
-/* One "FUNC:K[+]:RV" of @len bytes at @s. */
+/* One "FUNC:K[+|/N]:RV" of @len bytes at @s. */
 static bool
 parse_fault(const char *s, size_t len, const char *const *names, size_t n_names,
 	    unsigned sign_fn, struct st_fault *f)
@@ -302,13 +306,17 @@ parse_fault(const char *s, size_t len, const char *const *names, size_t n_names,
 	}
 	errno = 0;
 	f->k = strtoul(num, &end, 10);
+	f->every = 0;
+	if (errno == 0 && !f->and_later && *end == '/' && end[1] >= '1' && end[1] <= '9') {
+		f->every = strtoul(end + 1, &end, 10);
+	}
 	if (errno != 0 || *end != '\0' || f->k == 0) {
 		return false;
 	}
 	if (!parse_action(c2 + 1, len - (size_t)(c2 + 1 - s), f)) {
 		return false;
 	}
-	return f->kind != ST_FAULT_BIGLEN || f->fn == sign_fn;
+	return (f->kind != ST_FAULT_BIGLEN && f->kind != ST_FAULT_CORRUPT) || f->fn == sign_fn;
 }
 
 static bool
@@ -331,8 +339,8 @@ read_faults(struct st_config *cfg, const char *const *names, size_t n_names, uns
 		}
 		if (!parse_fault(p, len, names, n_names, sign_fn, &cfg->faults[cfg->n_faults])) {
 			fprintf(stderr, "slowtoken: SLOWTOKEN_FAULT: bad entry '%.*s': want "
-				"FUNC:K[+]:RV, RV a CKR_ name, a number, HANG or BIGLEN "
-				"(C_Sign only)\n", (int)len, p);
+				"FUNC:K[+|/N]:RV, RV a CKR_ name, a number, HANG, or BIGLEN "
+				"or CORRUPT (C_Sign only)\n", (int)len, p);
 			return false;
 		}
 		cfg->n_faults++;

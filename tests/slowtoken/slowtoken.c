@@ -228,7 +228,8 @@ fault_find(enum st_fn fn, unsigned long n)
 	for (size_t i = 0; i < st_cfg.n_faults; i++) {
 		const struct st_fault *f = &st_cfg.faults[i];
 
-		if (f->fn == (unsigned)fn && (n == f->k || (f->and_later && n > f->k))) {
+		if (f->fn == (unsigned)fn && (n == f->k || (f->and_later && n > f->k) ||
+					      (f->every != 0 && n > f->k && (n - f->k) % f->every == 0))) {
 			return f;
 		}
 	}
@@ -291,6 +292,7 @@ call_end(const struct st_call *c, CK_RV rv)
 	if (c->fired != NULL) {
 		const char *what = c->fired->kind == ST_FAULT_HANG ? "HANG" :
 				   c->fired->kind == ST_FAULT_BIGLEN ? "BIGLEN" :
+				   c->fired->kind == ST_FAULT_CORRUPT ? "CORRUPT" :
 				   st_rv_name(c->fired->rv);
 
 		if (what != NULL) {
@@ -585,7 +587,8 @@ sign_discard(CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG dn)
  * queries (o == NULL) are free: a token answers them from the key size.
  * CKR_BUFFER_TOO_SMALL sets the length the real module needs and leaves the
  * operation active, as the spec asks; BIGLEN claims one byte more than the
- * caller's buffer (or the real length, on a query) but writes nothing past it.
+ * caller's buffer (or the real length, on a query) but writes nothing past it;
+ * CORRUPT returns CKR_OK with one bit of the real signature flipped.
  */
 static CK_RV
 sp_C_Sign(const struct st_call *c, CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG dn,
@@ -613,6 +616,11 @@ sp_C_Sign(const struct st_call *c, CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG 
 	}
 	if (rv == CKR_OK && on != NULL && c->fault != NULL && c->fault->kind == ST_FAULT_BIGLEN) {
 		*on = (cap > *on ? cap : *on) + 1;
+	}
+	/* A token's fault: a signature that is not one, reported as CKR_OK. */
+	if (rv == CKR_OK && o != NULL && on != NULL && *on > 0 && c->fault != NULL &&
+	    c->fault->kind == ST_FAULT_CORRUPT) {
+		o[*on - 1] ^= 0x01;
 	}
 	return rv;
 }

@@ -18,12 +18,14 @@ enum st_fault_kind {
 	ST_FAULT_RV,		/* return rv instead of calling the real module */
 	ST_FAULT_HANG,		/* sleep hang_ns, then go on as usual */
 	ST_FAULT_BIGLEN,	/* C_Sign: forward, then claim more than the buffer holds */
+	ST_FAULT_CORRUPT,	/* C_Sign: forward, then flip a bit of the signature */
 };
 
 struct st_fault {
 	unsigned fn;		/* index into the function table (enum st_fn) */
 	unsigned long k;	/* 1-based call number */
 	bool and_later;		/* "K+": the K-th and every later call */
+	unsigned long every;	/* "K/N": the K-th and every N-th after it; 0: not */
 	enum st_fault_kind kind;
 	CK_RV rv;		/* ST_FAULT_RV only */
 };

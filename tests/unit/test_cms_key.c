@@ -287,6 +287,11 @@ verify_one(const char *name, enum ms_hash_alg alg, size_t half)
 	CHECK(ms_cms_cert_verify(cert, (enum ms_hash_alg)0, tbs, tbs_len, sig, sig_len) ==
 	      MS_E_ARG);
 	CHECK(ms_cms_cert_verify(NULL, alg, tbs, tbs_len, sig, sig_len) == MS_E_ARG);
+	/* out of range: r = s = 0, then both over the order (RSA: 0, then s >= n) */
+	memset(sig, 0, sig_len);
+	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_E_MISMATCH);
+	memset(sig, 0xff, sig_len);
+	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_E_MISMATCH);
 	ms_cms_cert_free(cert);
 	ms_cms_cert_free(other);
 }

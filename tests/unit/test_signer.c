@@ -3,8 +3,11 @@
  * Unit tests for the signer seam (src/signer/signer.h) over the key-file
  * signer: every lane signs what the certificate verifies, the key matches
  * its own certificate only, lanes out of range and calls a key file cannot
- * serve are refused, and free/describe take NULL. The TEST-ONLY keys of
- * tests/data are the inputs.
+ * serve are refused, and free/describe take NULL; a lane pool given the
+ * certificate returns no signature that does not verify with it (a key
+ * that is not the certificate's: refused and named, or dropped while
+ * another signer makes the signature). The TEST-ONLY keys of tests/data
+ * are the inputs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,4 +220,76 @@ MS_TEST(signer_keyfile_sha3)
 		ms_cms_cert_free(cert);
 		ms_signer_free(s);
 	}
+}
+
+/* Signs a fixed digest through @p on a lane it lends; the result's code. */
+static ms_err
+pool_sign(struct ms_lanes *p, enum ms_hash_alg alg, struct ms_lanes_result *res)
+{
+	uint8_t digest[64], sig[MS_SIG_MAX];
+	size_t sig_len = 0;
+	const struct ms_signer_req req = {
+		.alg = alg, .digest = digest, .digest_len = ms_cms_hash_size(alg), .label = "m.ko",
+	};
+	unsigned lane = ms_lanes_take(p);
+	ms_err err;
+
+	memset(digest, 0x3c, sizeof(digest));
+	err = ms_lanes_sign(p, lane, &req, sig, sizeof(sig), &sig_len, res);
+	ms_lanes_give(p, lane);
+	return err;
+}
+
+MS_TEST(signer_lanes_verify_before_return)
+{
+	struct ms_cms_cert *own = cms_cert("rsa2048.x509.der");
+	struct ms_cms_cert *ec = cms_cert("ec256.x509.der");
+	struct ms_signer *good = open_key("rsa2048", 1);
+	struct ms_signer *bad = open_key("other-rsa2048", 1);
+	struct ms_signer *ec_key = open_key("ec256", 1);
+	struct ms_lanes_cfg cfg = { .cert = own };
+	struct ms_lanes_signer_stat st;
+	struct ms_lanes_result res;
+	struct ms_lanes *p = NULL;
+	char name[256];
+
+	/* The certificate's key: signed and returned. */
+	CHECK(ms_lanes_new(good, &cfg, &p) == MS_OK);
+	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
+	ms_lanes_free(p);
+	/* Another key: no signature returned, the key file named. */
+	CHECK(ms_lanes_new(bad, &cfg, &p) == MS_OK);
+	CHECK_EQ(pool_sign(p, MS_HASH_SHA512, &res), MS_E_MISMATCH);
+	ms_signer_name(bad, name, sizeof(name));
+	CHECK(strstr(name, "key file ") == name && strstr(name, "other-rsa2048.key.pem") != NULL);
+	CHECK(strstr(res.why, name) == res.why);
+	CHECK(strstr(res.why, ": its signature did not verify with the certificate") != NULL);
+	/* Without the certificate the pool does not check (the agent's pool). */
+	ms_lanes_free(p);
+	cfg.cert = NULL;
+	CHECK(ms_lanes_new(bad, &cfg, &p) == MS_OK);
+	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
+	ms_lanes_free(p);
+	/* Two signers, the first of another key: dropped, the second signs. */
+	cfg.cert = own;
+	CHECK(ms_lanes_new(bad, &cfg, &p) == MS_OK);
+	CHECK(ms_lanes_add(p, good) == MS_OK);
+	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
+	CHECK_EQ(res.signer, 1u);
+	ms_lanes_signer_stat(p, 0, &st);
+	CHECK(st.is_dropped && st.signatures == 0);
+	ms_lanes_free(p);
+	/* EC: an RSA key's signature for an EC certificate, and the EC key's own. */
+	cfg.cert = ec;
+	CHECK(ms_lanes_new(good, &cfg, &p) == MS_OK);
+	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_E_MISMATCH);
+	ms_lanes_free(p);
+	CHECK(ms_lanes_new(ec_key, &cfg, &p) == MS_OK);
+	CHECK_EQ(pool_sign(p, MS_HASH_SHA384, &res), MS_OK);
+	ms_lanes_free(p);
+	ms_signer_free(good);
+	ms_signer_free(bad);
+	ms_signer_free(ec_key);
+	ms_cms_cert_free(own);
+	ms_cms_cert_free(ec);
 }

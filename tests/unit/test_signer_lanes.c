@@ -82,11 +82,19 @@ stub_free(struct ms_signer *s)
 	(void)s;
 }
 
+static void
+stub_name(const struct ms_signer *s, char *buf, size_t cap)
+{
+	(void)s;
+	snprintf(buf, cap, "stub");
+}
+
 static const struct ms_signer_ops stub_ops = {
 	.sign = stub_sign,
 	.match_cert = stub_match,
 	.recover = stub_recover,
 	.describe = stub_describe,
+	.name = stub_name,
 	.free = stub_free,
 };
 
