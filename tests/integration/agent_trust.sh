@@ -129,7 +129,7 @@ client() {
 # refused NAME PATTERN: the client exited 1 saying PATTERN (fixed string),
 # the module is as it was and nothing else is beside it.
 refused() {
-	left=$(ls -A "$U/w" | grep -vx m.ko)
+	left=$(find "$U/w" -mindepth 1 ! -name m.ko -printf '%f ')
 	if [ "$rc" -eq 1 ] && grep -qF -- "$2" "$T/out" && same "$U/w/m.ko" "$U/orig.ko" &&
 	    [ -z "$left" ]; then
 		t_pass "$1"
