@@ -12,10 +12,49 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../src/common/ms_common.h"
 #include "test.h"
 
 extern const struct ms_test *const __start_ms_tests[];
 extern const struct ms_test *const __stop_ms_tests[];
+
+const char *
+ms_test_err_name(int err)
+{
+	/* Every code of enum ms_err, in its order. */
+	static const char *const names[] = {
+		"MS_OK", "MS_E_INTERNAL", "MS_E_ARG", "MS_E_NOMEM", "MS_E_IO", "MS_E_NOSPACE",
+		"MS_E_MALFORMED", "MS_E_UNSUPPORTED", "MS_E_TOKEN", "MS_E_PIN", "MS_E_NOTFOUND",
+		"MS_E_AMBIGUOUS", "MS_E_MISMATCH", "MS_E_SIGNED", "MS_E_CHANGED",
+	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == MS_E_CHANGED + 1,
+		       "a name for every ms_err");
+
+	if (err < 0 || (size_t)err >= sizeof(names) / sizeof(names[0])) {
+		return "(not an ms_err)";
+	}
+	return names[err];
+}
+
+void
+ms_test_mem_diff(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	size_t at = 0;
+
+	while (at < n && x[at] == y[at]) {
+		at++;
+	}
+	fprintf(stderr, "    first difference at offset %zu of %zu\n    got ", at, n);
+	for (size_t i = at; i < n && i < at + 16; i++) {
+		fprintf(stderr, " %02x", x[i]);
+	}
+	fprintf(stderr, "\n    want");
+	for (size_t i = at; i < n && i < at + 16; i++) {
+		fprintf(stderr, " %02x", y[i]);
+	}
+	fprintf(stderr, "\n");
+}
 
 size_t
 ms_test_hex(const char *hex, unsigned char *out, size_t cap)

@@ -37,7 +37,7 @@ MS_TEST(agent_proto_sign_known_answer)
 	want_len += 32;
 	want_len += ms_test_hex("00 04 6d 2e 6b 6f", want + want_len, sizeof(want) - want_len);
 	CHECK(ms_agent_req_encode(&r, NULL, 0, &size) == MS_OK && size == want_len);
-	CHECK(ms_agent_req_encode(&r, got, sizeof(got), &got_len) == MS_OK);
+	CHECK_ERR(ms_agent_req_encode(&r, got, sizeof(got), &got_len), MS_OK);
 	CHECK(got_len == want_len);
 	CHECK_EQ_BYTES(got, want, want_len);
 }
@@ -49,11 +49,11 @@ MS_TEST(agent_proto_encode_every_capacity)
 	uint8_t full[64], buf[80];
 	size_t len = 0, n = 0;
 
-	CHECK(ms_agent_req_encode(&r, full, sizeof(full), &len) == MS_OK);
+	CHECK_ERR(ms_agent_req_encode(&r, full, sizeof(full), &len), MS_OK);
 	for (size_t cap = 0; cap <= len + 1; cap++) {
 		memset(buf, 0xa5, sizeof(buf));
 		if (cap < len) {
-			CHECK(ms_agent_req_encode(&r, buf + 8, cap, &n) == MS_E_NOSPACE);
+			CHECK_ERR(ms_agent_req_encode(&r, buf + 8, cap, &n), MS_E_NOSPACE);
 		} else {
 			CHECK(ms_agent_req_encode(&r, buf + 8, cap, &n) == MS_OK && n == len);
 			CHECK_EQ_BYTES(buf + 8, full, len);
@@ -75,10 +75,10 @@ round_trip(const struct ms_agent_req *r)
 	size_t len = 0, body = 0;
 	const char *why = NULL;
 
-	CHECK(ms_agent_req_encode(r, frame, sizeof(frame), &len) == MS_OK);
-	CHECK(ms_agent_frame_len(frame, MS_AGENT_BODY_MAX, &body) == MS_OK);
+	CHECK_ERR(ms_agent_req_encode(r, frame, sizeof(frame), &len), MS_OK);
+	CHECK_ERR(ms_agent_frame_len(frame, MS_AGENT_BODY_MAX, &body), MS_OK);
 	CHECK(body + MS_AGENT_LEN_BYTES == len);
-	CHECK(ms_agent_req_parse(frame + 4, body, &back, &why) == MS_OK);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, body, &back, &why), MS_OK);
 	CHECK(back.type == r->type);
 	if (r->type == MS_AGENT_SIGN) {
 		CHECK(back.hash == r->hash);
@@ -93,11 +93,11 @@ round_trip(const struct ms_agent_req *r)
 	}
 	/* Every truncation, and one byte more, is refused. */
 	for (size_t n = 0; n < body; n++) {
-		CHECK(ms_agent_req_parse(frame + 4, n, &back, &why) == MS_E_MALFORMED);
+		CHECK_ERR(ms_agent_req_parse(frame + 4, n, &back, &why), MS_E_MALFORMED);
 		CHECK(why != NULL);
 	}
 	frame[len] = 0;
-	CHECK(ms_agent_req_parse(frame + 4, body + 1, &back, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, body + 1, &back, &why), MS_E_MALFORMED);
 }
 
 MS_TEST(agent_proto_round_trips)
@@ -156,40 +156,40 @@ MS_TEST(agent_proto_refuses)
 	const char *why = NULL;
 	struct ms_agent_req back;
 
-	CHECK(parse_hex("") == MS_E_MALFORMED);
-	CHECK(parse_hex("00") == MS_E_MALFORMED);	/* no such type */
-	CHECK(parse_hex("05") == MS_E_MALFORMED);
-	CHECK(parse_hex("01") == MS_E_MALFORMED);	/* HELLO without version */
-	CHECK(parse_hex("01 02") == MS_E_UNSUPPORTED);	/* another version */
-	CHECK(parse_hex("01 01") == MS_OK);
-	CHECK(parse_hex("04 00") == MS_E_MALFORMED);	/* STOP with a byte after it */
-	CHECK(parse_hex("02 00 00 00 00") == MS_E_MALFORMED);	/* empty certificate */
-	CHECK(parse_hex("02 00 01 00 01 30") == MS_E_MALFORMED);	/* over 64 KiB */
-	CHECK(parse_hex("02 00 00 00 02 30") == MS_E_MALFORMED);	/* truncated */
+	CHECK_ERR(parse_hex(""), MS_E_MALFORMED);
+	CHECK_ERR(parse_hex("00"), MS_E_MALFORMED);	/* no such type */
+	CHECK_ERR(parse_hex("05"), MS_E_MALFORMED);
+	CHECK_ERR(parse_hex("01"), MS_E_MALFORMED);	/* HELLO without version */
+	CHECK_ERR(parse_hex("01 02"), MS_E_UNSUPPORTED);	/* another version */
+	CHECK_ERR(parse_hex("01 01"), MS_OK);
+	CHECK_ERR(parse_hex("04 00"), MS_E_MALFORMED);	/* STOP with a byte after it */
+	CHECK_ERR(parse_hex("02 00 00 00 00"), MS_E_MALFORMED);	/* empty certificate */
+	CHECK_ERR(parse_hex("02 00 01 00 01 30"), MS_E_MALFORMED);	/* over 64 KiB */
+	CHECK_ERR(parse_hex("02 00 00 00 02 30"), MS_E_MALFORMED);	/* truncated */
 	/* SIGN: md5 (no code), a code past the table, a sha1 digest under sha256. */
-	CHECK(parse_hex("03 00 10 00 00") == MS_E_MALFORMED);
-	CHECK(parse_hex("03 09 40") == MS_E_MALFORMED);
+	CHECK_ERR(parse_hex("03 00 10 00 00"), MS_E_MALFORMED);
+	CHECK_ERR(parse_hex("03 09 40"), MS_E_MALFORMED);
 
-	CHECK(ms_agent_req_encode(&r, frame, sizeof(frame), &len) == MS_OK);
+	CHECK_ERR(ms_agent_req_encode(&r, frame, sizeof(frame), &len), MS_OK);
 	frame[6] = 20;		/* digest length of sha1 under sha256 */
-	CHECK(ms_agent_req_parse(frame + 4, len - 4, &back, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, len - 4, &back, &why), MS_E_MALFORMED);
 	frame[6] = 32;
 	frame[5] = 9;		/* unknown hash code */
-	CHECK(ms_agent_req_parse(frame + 4, len - 4, &back, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, len - 4, &back, &why), MS_E_MALFORMED);
 	frame[5] = 3;
 	frame[len - 2] = '\0';	/* a NUL in the module path */
-	CHECK(ms_agent_req_parse(frame + 4, len - 4, &back, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, len - 4, &back, &why), MS_E_MALFORMED);
 	frame[len - 2] = 'k';
-	CHECK(ms_agent_req_parse(frame + 4, len - 4, &back, &why) == MS_OK);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, len - 4, &back, &why), MS_OK);
 	frame[4 + 3 + 32] = 0x10;	/* path length 4096 + 4 */
-	CHECK(ms_agent_req_parse(frame + 4, len - 4, &back, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_req_parse(frame + 4, len - 4, &back, &why), MS_E_MALFORMED);
 
 	/* The encoder keeps the same rules. */
 	r.digest.len = 20;
-	CHECK(ms_agent_req_encode(&r, frame, sizeof(frame), &len) == MS_E_ARG);
+	CHECK_ERR(ms_agent_req_encode(&r, frame, sizeof(frame), &len), MS_E_ARG);
 	r = sign_req();
 	r.hash = (enum ms_hash_alg)99;
-	CHECK(ms_agent_req_encode(&r, frame, sizeof(frame), &len) == MS_E_ARG);
+	CHECK_ERR(ms_agent_req_encode(&r, frame, sizeof(frame), &len), MS_E_ARG);
 }
 
 MS_TEST(agent_proto_frame_len)
@@ -197,14 +197,14 @@ MS_TEST(agent_proto_frame_len)
 	uint8_t hdr[4] = { 0, 0, 0, 0 };
 	size_t n = 0;
 
-	CHECK(ms_agent_frame_len(hdr, 100, &n) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_frame_len(hdr, 100, &n), MS_E_MALFORMED);
 	hdr[3] = 100;
 	CHECK(ms_agent_frame_len(hdr, 100, &n) == MS_OK && n == 100);
 	hdr[3] = 101;
-	CHECK(ms_agent_frame_len(hdr, 100, &n) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_frame_len(hdr, 100, &n), MS_E_MALFORMED);
 	hdr[0] = 0x80;
 	hdr[3] = 1;
-	CHECK(ms_agent_frame_len(hdr, 100, &n) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_frame_len(hdr, 100, &n), MS_E_MALFORMED);
 }
 
 static void
@@ -215,9 +215,9 @@ reply_round_trip(const struct ms_agent_reply *r, enum ms_agent_msg expect)
 	size_t len = 0;
 	const char *why = NULL;
 
-	CHECK(ms_agent_reply_encode(r, frame, sizeof(frame), &len) == MS_OK);
+	CHECK_ERR(ms_agent_reply_encode(r, frame, sizeof(frame), &len), MS_OK);
 	CHECK(len <= MS_AGENT_REPLY_FRAME_MAX);
-	CHECK(ms_agent_reply_parse(frame + 4, len - 4, expect, &back, &why) == MS_OK);
+	CHECK_ERR(ms_agent_reply_parse(frame + 4, len - 4, expect, &back, &why), MS_OK);
 	CHECK(back.type == r->type && back.status == r->status);
 	CHECK(back.text.len == r->text.len);
 	if (r->type == MS_AGENT_HELLO && r->status == MS_AGENT_ST_OK) {
@@ -230,7 +230,7 @@ reply_round_trip(const struct ms_agent_reply *r, enum ms_agent_msg expect)
 		CHECK_EQ_BYTES(back.sig.p, r->sig.p, r->sig.len);
 	}
 	for (size_t n = 0; n < len - 4; n++) {
-		CHECK(ms_agent_reply_parse(frame + 4, n, expect, &back, &why) == MS_E_MALFORMED);
+		CHECK_ERR(ms_agent_reply_parse(frame + 4, n, expect, &back, &why), MS_E_MALFORMED);
 	}
 	/* A reply to another request is not this one's. */
 	CHECK(r->type == 0 ||
@@ -277,7 +277,7 @@ MS_TEST(agent_proto_replies)
 	reply_round_trip(&r, MS_AGENT_SIGN);
 	reply_round_trip(&r, MS_AGENT_HELLO);
 	r.status = MS_AGENT_ST_OK;	/* a refusal is never OK */
-	CHECK(ms_agent_reply_encode(&r, NULL, 0, &(size_t){ 0 }) == MS_E_ARG);
+	CHECK_ERR(ms_agent_reply_encode(&r, NULL, 0, &(size_t){ 0 }), MS_E_ARG);
 }
 
 MS_TEST(agent_proto_reply_text_is_printable)
@@ -297,11 +297,11 @@ MS_TEST(agent_proto_reply_text_is_printable)
 	r.text.p = (const uint8_t *)text;
 	r.text.len = sizeof(text);
 	/* The encoder cuts and cleans a message... */
-	CHECK(ms_agent_reply_encode(&r, frame, sizeof(frame), &len) == MS_OK);
-	CHECK(ms_agent_reply_parse(frame + 4, len - 4, MS_AGENT_SIGN, &back, &why) == MS_OK);
+	CHECK_ERR(ms_agent_reply_encode(&r, frame, sizeof(frame), &len), MS_OK);
+	CHECK_ERR(ms_agent_reply_parse(frame + 4, len - 4, MS_AGENT_SIGN, &back, &why), MS_OK);
 	CHECK(back.text.len == MS_AGENT_TEXT_MAX);
 	CHECK(back.text.p[3] == '?' && back.text.p[4] == '?');
 	/* ...and the parser refuses a control character from an agent that did not. */
 	frame[4 + 4 + 3] = '\n';
-	CHECK(ms_agent_reply_parse(frame + 4, len - 4, MS_AGENT_SIGN, &back, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_reply_parse(frame + 4, len - 4, MS_AGENT_SIGN, &back, &why), MS_E_MALFORMED);
 }

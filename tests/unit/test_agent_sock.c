@@ -54,9 +54,9 @@ MS_TEST(agent_key_name_uri_normalised)
 	CHECK(strcmp(a, b) != 0);
 	CHECK(ms_agent_key_name("pkcs11:token=a;token=", a, sizeof(a)) == MS_OK ||
 	      ms_agent_key_name("pkcs11:token=a;token=", a, sizeof(a)) == MS_E_ARG);
-	CHECK(ms_agent_key_name("pkcs11:object=%zz", a, sizeof(a)) == MS_E_ARG);
-	CHECK(ms_agent_key_name("pkcs11:token=build", a, 8) == MS_E_NOSPACE);
-	CHECK(ms_agent_key_name("", a, sizeof(a)) == MS_E_ARG);
+	CHECK_ERR(ms_agent_key_name("pkcs11:object=%zz", a, sizeof(a)), MS_E_ARG);
+	CHECK_ERR(ms_agent_key_name("pkcs11:token=build", a, 8), MS_E_NOSPACE);
+	CHECK_ERR(ms_agent_key_name("", a, sizeof(a)), MS_E_ARG);
 }
 
 MS_TEST(agent_key_name_file)
@@ -134,14 +134,14 @@ MS_TEST(agent_frame_read_cases)
 	sock_pair(sv);
 	/* A whole frame. */
 	CHECK(write(sv[1], "\0\0\0\3abc", 7) == 7);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_OK);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io), MS_OK);
 	CHECK(len == 3 && memcmp(buf, "abc", 3) == 0);
 	/* Nothing comes: the idle deadline. */
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 50, 1000, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 50, 1000, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_TIMEOUT);
 	/* A frame begun and stalled: the frame deadline. */
 	CHECK(write(sv[1], "\0\0\0\5ab", 6) == 6);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, -1, 50, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, -1, 50, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_TIMEOUT);
 	close(sv[0]);
 	close(sv[1]);
@@ -149,10 +149,10 @@ MS_TEST(agent_frame_read_cases)
 	/* Too long, and zero. */
 	sock_pair(sv);
 	CHECK(write(sv[1], "\0\0\1\0", 4) == 4);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io), MS_E_MALFORMED);
 	CHECK(io.end == MS_AGENT_IO_TOOBIG);
 	CHECK(write(sv[1], "\0\0\0\0", 4) == 4);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_MALFORMED);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io), MS_E_MALFORMED);
 	close(sv[0]);
 	close(sv[1]);
 
@@ -160,19 +160,19 @@ MS_TEST(agent_frame_read_cases)
 	sock_pair(sv);
 	CHECK(write(sv[1], "\0\0\0\5ab", 6) == 6);
 	close(sv[1]);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_CUT);
 	close(sv[0]);
 	sock_pair(sv);
 	close(sv[1]);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_EOF);
 	close(sv[0]);
 	/* A peer gone with our request unread resets the connection: still an end. */
 	sock_pair(sv);
 	CHECK(write(sv[0], "\0\0\0\2\1\1", 6) == 6);
 	close(sv[1]);
-	CHECK(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_read(sv[0], buf, sizeof(buf), &len, 1000, 1000, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_EOF);
 	close(sv[0]);
 }
@@ -187,12 +187,12 @@ MS_TEST(agent_frame_write_to_dead_peer)
 	signal(SIGPIPE, SIG_DFL);
 	sock_pair(sv);
 	close(sv[1]);
-	CHECK(ms_agent_frame_write(sv[0], big, 16, 1000, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_write(sv[0], big, 16, 1000, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_CUT);
 	close(sv[0]);
 	/* A peer that reads nothing: the write deadline. */
 	sock_pair(sv);
-	CHECK(ms_agent_frame_write(sv[0], big, sizeof(big), 100, &io) == MS_E_IO);
+	CHECK_ERR(ms_agent_frame_write(sv[0], big, sizeof(big), 100, &io), MS_E_IO);
 	CHECK(io.end == MS_AGENT_IO_TIMEOUT);
 	close(sv[0]);
 	close(sv[1]);
@@ -210,14 +210,14 @@ MS_TEST(agent_sock_listen_connect_peer)
 	CHECK(mkdtemp(dir) != NULL);
 	CHECK(chmod(dir, 0700) == 0);
 	setenv("XDG_RUNTIME_DIR", dir, 1);
-	CHECK(ms_agent_sock_listen(&s, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_agent_sock_listen(&s, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, dir, strlen(dir)) == 0);
 	CHECK(lstat(s.dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
 	CHECK(lstat(s.path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0600);
-	CHECK(ms_agent_sock_connect(s.path, 1000, &c, &e) == MS_OK);
+	CHECK_ERR(ms_agent_sock_connect(s.path, 1000, &c, &e), MS_OK);
 	a = accept(s.fd, NULL, NULL);
 	CHECK(a >= 0);
-	CHECK(ms_agent_peer_get(a, &peer) == MS_OK);
+	CHECK_ERR(ms_agent_peer_get(a, &peer), MS_OK);
 	CHECK(peer.pid == getpid() && peer.uid == geteuid());
 	CHECK(strlen(peer.exe) > 0);
 	close(a);
@@ -226,13 +226,14 @@ MS_TEST(agent_sock_listen_connect_peer)
 	ms_agent_sock_close(&s);
 	CHECK(lstat(s.dir, &st) != 0);
 	/* Gone: a clear errno for the client. */
-	CHECK(ms_agent_sock_connect("/nonexistent/modsign/sock", 1000, &c, &e) == MS_E_IO && e == ENOENT);
-	CHECK(ms_agent_sock_connect("", 1000, &c, &e) == MS_E_ARG);
+	CHECK(ms_agent_sock_connect("/nonexistent/modsign/sock", 1000, &c, &e) == MS_E_IO &&
+	      e == ENOENT);
+	CHECK_ERR(ms_agent_sock_connect("", 1000, &c, &e), MS_E_ARG);
 
 	/* A runtime directory others may write to is not used. */
 	CHECK(chmod(dir, 0777) == 0);
 	setenv("TMPDIR", "/tmp", 1);
-	CHECK(ms_agent_sock_listen(&s, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_agent_sock_listen(&s, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, "/tmp/modsign-agent.", 19) == 0);
 	ms_agent_sock_close(&s);
 	rmdir(dir);
@@ -271,7 +272,7 @@ MS_TEST(agent_sock_connect_full_backlog_times_out)
 		held[n_held++] = h;
 	}
 	alarm(20);
-	CHECK(ms_agent_sock_connect(sa.sun_path, 300, &c, &e) == MS_E_IO);
+	CHECK_ERR(ms_agent_sock_connect(sa.sun_path, 300, &c, &e), MS_E_IO);
 	CHECK_EQ(e, ETIMEDOUT);
 	CHECK(c == -1);
 	/* Room again: connected at once. */
@@ -309,7 +310,7 @@ MS_TEST(agent_call_refusal_after_broken_write)
 	sock_pair(sv);
 	CHECK(write(sv[1], refusal, sizeof(refusal)) == (ssize_t)sizeof(refusal));
 	close(sv[1]);
-	CHECK(ms_agent_call(sv[0], &req, 1000, &call) == MS_OK);
+	CHECK_ERR(ms_agent_call(sv[0], &req, 1000, &call), MS_OK);
 	CHECK_EQ(call.reply.status, MS_AGENT_ST_REFUSED);
 	CHECK(call.reply.text.len == 20 &&
 	      memcmp(call.reply.text.p, "not the agent's user", 20) == 0);
@@ -317,7 +318,7 @@ MS_TEST(agent_call_refusal_after_broken_write)
 	/* Closed with nothing said: the connection is lost, as before. */
 	sock_pair(sv);
 	close(sv[1]);
-	CHECK(ms_agent_call(sv[0], &req, 1000, &call) == MS_E_IO);
+	CHECK_ERR(ms_agent_call(sv[0], &req, 1000, &call), MS_E_IO);
 	CHECK(call.io.end == MS_AGENT_IO_CUT);
 	close(sv[0]);
 }
@@ -338,7 +339,7 @@ MS_TEST(agent_audit_lines)
 	snprintf(path, sizeof(path), "%s/audit.log", dir);
 	snprintf(link, sizeof(link), "%s/link.log", dir);
 	snprintf(peer.exe, sizeof(peer.exe), "/usr/bin/make");
-	CHECK(ms_agent_audit_open(path, &a, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_agent_audit_open(path, &a, why, sizeof(why)), MS_OK);
 	memset(&rec, 0, sizeof(rec));
 	rec.peer = &peer;
 	rec.module.p = (const uint8_t *)"drivers/a\"b\n.ko";
@@ -347,10 +348,10 @@ MS_TEST(agent_audit_lines)
 	rec.digest.p = digest;
 	rec.digest.len = sizeof(digest);
 	rec.key = "pkcs11:token=t;object=k";
-	CHECK(ms_agent_audit_sign(a, &rec) == MS_OK);
+	CHECK_ERR(ms_agent_audit_sign(a, &rec), MS_OK);
 	rec.error = "C_Sign: CKR_DEVICE_ERROR";
-	CHECK(ms_agent_audit_sign(a, &rec) == MS_OK);
-	CHECK(ms_agent_audit_event(a, "refused", &peer, NULL, "uid 7 is not 0") == MS_OK);
+	CHECK_ERR(ms_agent_audit_sign(a, &rec), MS_OK);
+	CHECK_ERR(ms_agent_audit_event(a, "refused", &peer, NULL, "uid 7 is not 0"), MS_OK);
 	ms_agent_audit_free(a);
 
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
@@ -369,10 +370,10 @@ MS_TEST(agent_audit_lines)
 
 	/* Never through a symbolic link; no log at all is fine. */
 	CHECK(symlink(path, link) == 0);
-	CHECK(ms_agent_audit_open(link, &a, why, sizeof(why)) == MS_E_IO);
+	CHECK_ERR(ms_agent_audit_open(link, &a, why, sizeof(why)), MS_E_IO);
 	CHECK(strstr(why, "symbolic link") != NULL);
-	CHECK(ms_agent_audit_open(NULL, &a, why, sizeof(why)) == MS_OK);
-	CHECK(ms_agent_audit_sign(a, &rec) == MS_OK);
+	CHECK_ERR(ms_agent_audit_open(NULL, &a, why, sizeof(why)), MS_OK);
+	CHECK_ERR(ms_agent_audit_sign(a, &rec), MS_OK);
 	ms_agent_audit_free(a);
 	unlink(link);
 	unlink(path);

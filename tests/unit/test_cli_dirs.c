@@ -51,7 +51,7 @@ MS_TEST(cli_dirs_each_synced_when_its_last_module_is_done)
 	paths[3] = pa2;
 	paths[4] = pa1;
 
-	CHECK_EQ(ms_cli_dirs_of(paths, 5, &set), MS_OK);
+	CHECK_ERR(ms_cli_dirs_of(paths, 5, &set), MS_OK);
 	CHECK(set.n == 2);
 	da = dir_index(&set, a);
 	db = dir_index(&set, b);
@@ -70,7 +70,7 @@ MS_TEST(cli_dirs_each_synced_when_its_last_module_is_done)
 	CHECK(!atomic_load(&set.synced[db]));
 
 	/* The end of the run: what is left is fsync'd then. */
-	CHECK_EQ(ms_cli_dirs_sync(&set), MS_OK);
+	CHECK_ERR(ms_cli_dirs_sync(&set), MS_OK);
 	CHECK(atomic_load(&set.synced[db]));
 
 	ms_cli_dirs_free(&set);
@@ -95,7 +95,7 @@ MS_TEST(cli_dirs_failed_sync_reported_at_the_end)
 	snprintf(q, sizeof(q), "%s/m.ko", gone);
 	paths[0] = p;
 	paths[1] = q;
-	CHECK_EQ(ms_cli_dirs_of(paths, 2, &set), MS_OK);
+	CHECK_ERR(ms_cli_dirs_of(paths, 2, &set), MS_OK);
 	ms_cli_dirs_module_done(&set, 1);
 	CHECK_EQ(set.sync_errno[set.dir_of[1]], 0);
 
@@ -103,7 +103,7 @@ MS_TEST(cli_dirs_failed_sync_reported_at_the_end)
 	CHECK(atomic_load(&set.synced[set.dir_of[0]]));
 	CHECK_EQ(set.sync_errno[set.dir_of[0]], ENAMETOOLONG);
 	/* Not tried again, but reported: the run's exit status says it. */
-	CHECK_EQ(ms_cli_dirs_sync(&set), MS_E_IO);
+	CHECK_ERR(ms_cli_dirs_sync(&set), MS_E_IO);
 
 	ms_cli_dirs_free(&set);
 	rmdir(top);

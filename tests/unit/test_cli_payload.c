@@ -24,9 +24,9 @@ digest_of(enum ms_hash_alg alg, const uint8_t *p, size_t len, struct ms_pkcs7_di
 {
 	struct ms_cms_digest *d = NULL;
 
-	CHECK(ms_cms_digest_new(alg, &d) == MS_OK);
-	CHECK(ms_cms_digest_update(d, p, len) == MS_OK);
-	CHECK(ms_cms_digest_final(d, out->d, sizeof(out->d), &out->len) == MS_OK);
+	CHECK_ERR(ms_cms_digest_new(alg, &d), MS_OK);
+	CHECK_ERR(ms_cms_digest_update(d, p, len), MS_OK);
+	CHECK_ERR(ms_cms_digest_final(d, out->d, sizeof(out->d), &out->len), MS_OK);
 	out->alg = alg;
 	ms_cms_digest_free(d);
 }
@@ -51,12 +51,12 @@ MS_TEST(cli_payload_digest_one_pass_from_the_first_byte)
 	CHECK(close(fd) == 0);
 
 	ms_modfile_init(&mf);
-	CHECK(ms_modfile_open(&mf, path) == MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 		/* Bytes read before: the hasher starts from byte 0 all the same. */
-		CHECK(ms_modfile_read(&mf, skip, sizeof(skip), &n_read) == MS_OK);
+		CHECK_ERR(ms_modfile_read(&mf, skip, sizeof(skip), &n_read), MS_OK);
 		memset(got, 0, sizeof(got));
-		CHECK_EQ(ms_cli_payload_digest(&mf, lens[k], algs, n, got, NULL), MS_OK);
+		CHECK_ERR(ms_cli_payload_digest(&mf, lens[k], algs, n, got, NULL), MS_OK);
 		for (size_t i = 0; i < n; i++) {
 			digest_of(algs[i], buf, (size_t)lens[k], &want);
 			CHECK_EQ(got[i].alg, algs[i]);

@@ -245,7 +245,7 @@ MS_TEST(cli_pin_source_fifo_without_writer)
 	fifo_make(dir, sizeof(dir), fifo, sizeof(fifo));
 	snprintf(uri, sizeof(uri), "file:%s", fifo);
 	alarm(20);
-	CHECK_EQ(ms_cli_pin_get(NULL, uri, "test", &pin), MS_E_PIN);
+	CHECK_ERR(ms_cli_pin_get(NULL, uri, "test", &pin), MS_E_PIN);
 	alarm(0);
 	CHECK(!pin.is_set);
 	unlink(fifo);
@@ -263,7 +263,7 @@ MS_TEST(cli_pin_source_pipe_with_writer)
 	CHECK(write(p[1], "1234\n", 5) == 5);
 	snprintf(uri, sizeof(uri), "file:/proc/self/fd/%d", p[0]);
 	alarm(20);
-	CHECK_EQ(ms_cli_pin_get(NULL, uri, "test", &pin), MS_OK);
+	CHECK_ERR(ms_cli_pin_get(NULL, uri, "test", &pin), MS_OK);
 	alarm(0);
 	CHECK_EQ(pin.len, 4);
 	CHECK(memcmp(pin.buf, "1234", 4) == 0);
@@ -271,7 +271,7 @@ MS_TEST(cli_pin_source_pipe_with_writer)
 	/* Closed by the writer without a newline: read to the end. */
 	CHECK(write(p[1], "56", 2) == 2);
 	CHECK(close(p[1]) == 0);
-	CHECK_EQ(ms_cli_pin_get(NULL, uri, "test", &pin), MS_OK);
+	CHECK_ERR(ms_cli_pin_get(NULL, uri, "test", &pin), MS_OK);
 	CHECK_EQ(pin.len, 2);
 	ms_pin_clear(&pin);
 	close(p[0]);
@@ -282,7 +282,7 @@ MS_TEST(cli_pin_source_not_a_file)
 {
 	struct ms_pin pin;
 
-	CHECK_EQ(ms_cli_pin_get(NULL, "file:/tmp", "test", &pin), MS_E_PIN);
-	CHECK_EQ(ms_cli_pin_get(NULL, "file:/dev/null", "test", &pin), MS_E_PIN);
+	CHECK_ERR(ms_cli_pin_get(NULL, "file:/tmp", "test", &pin), MS_E_PIN);
+	CHECK_ERR(ms_cli_pin_get(NULL, "file:/dev/null", "test", &pin), MS_E_PIN);
 	CHECK(!pin.is_set);
 }

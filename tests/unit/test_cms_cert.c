@@ -81,11 +81,11 @@ MS_TEST(cms_cert_parse_pem_equals_der)
 		}
 		der = cms_cert(data_name(certs[i].name, ".x509.der"));
 		pem = cms_cert(data_name(certs[i].name, ".x509.pem"));
-		CHECK_EQ(ms_cms_signer_id_encode(der, false, a, sizeof(a), &la), MS_OK);
-		CHECK_EQ(ms_cms_signer_id_encode(pem, false, b, sizeof(b), &lb), MS_OK);
+		CHECK_ERR(ms_cms_signer_id_encode(der, false, a, sizeof(a), &la), MS_OK);
+		CHECK_ERR(ms_cms_signer_id_encode(pem, false, b, sizeof(b), &lb), MS_OK);
 		CHECK(la == lb && memcmp(a, b, la) == 0);
-		CHECK_EQ(ms_cms_signer_id_encode(der, true, a, sizeof(a), &la), MS_OK);
-		CHECK_EQ(ms_cms_signer_id_encode(pem, true, b, sizeof(b), &lb), MS_OK);
+		CHECK_ERR(ms_cms_signer_id_encode(der, true, a, sizeof(a), &la), MS_OK);
+		CHECK_ERR(ms_cms_signer_id_encode(pem, true, b, sizeof(b), &lb), MS_OK);
 		CHECK(la == lb && memcmp(a, b, la) == 0);
 		CHECK(der->crt != NULL && pem->crt != NULL);
 		ms_cms_cert_free(der);
@@ -106,12 +106,12 @@ MS_TEST(cms_cert_parse_pem_after_key)
 	CHECK(both != NULL);
 	memcpy(both, key, klen);
 	memcpy(both + klen, crt, clen);
-	CHECK_EQ(ms_cms_cert_parse(both, klen + clen, &cert), MS_OK);
+	CHECK_ERR(ms_cms_cert_parse(both, klen + clen, &cert), MS_OK);
 	ms_cms_cert_subject(cert, subject, sizeof(subject));
 	CHECK_STR_EQ(subject, "O=modsign test, CN=TEST-ONLY modsign rsa2048");
 	ms_cms_cert_free(cert);
 	/* The key alone holds no certificate. */
-	CHECK_EQ(ms_cms_cert_parse(key, klen, &cert), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_parse(key, klen, &cert), MS_E_MALFORMED);
 	CHECK(cert == NULL);
 	ms_wipe(both, klen + clen);
 	ms_wipe(key, klen);
@@ -163,9 +163,9 @@ MS_TEST(cms_cert_parse_garbage)
 	}
 	CHECK(ms_cms_cert_parse(buf, ms_test_hex("30 03 02 01 01", buf, sizeof(buf)), &cert) ==
 	      MS_E_MALFORMED);
-	CHECK_EQ(ms_cms_cert_parse(buf, 0, &cert), MS_E_MALFORMED);
-	CHECK_EQ(ms_cms_cert_parse(NULL, 10, &cert), MS_E_MALFORMED);
-	CHECK_EQ(ms_cms_cert_parse(buf, 5, NULL), MS_E_ARG);
+	CHECK_ERR(ms_cms_cert_parse(buf, 0, &cert), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_parse(NULL, 10, &cert), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_parse(buf, 5, NULL), MS_E_ARG);
 	ms_cms_cert_free(NULL);
 }
 
@@ -183,14 +183,14 @@ MS_TEST(cms_cert_parse_truncated_and_trailing)
 
 		CHECK(t != NULL);
 		memcpy(t, p, n);
-		CHECK_EQ(ms_cms_cert_parse(t, n, &cert), MS_E_MALFORMED);
+		CHECK_ERR(ms_cms_cert_parse(t, n, &cert), MS_E_MALFORMED);
 		CHECK(cert == NULL);
 		free(t);
 	}
 	memcpy(q, p, len);
 	q[len] = 0x00;
-	CHECK_EQ(ms_cms_cert_parse(q, len + 1, &cert), MS_E_MALFORMED);
-	CHECK_EQ(ms_cms_cert_parse(q, len, &cert), MS_OK);
+	CHECK_ERR(ms_cms_cert_parse(q, len + 1, &cert), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_parse(q, len, &cert), MS_OK);
 	ms_cms_cert_free(cert);
 	free(p);
 	free(q);
@@ -205,7 +205,7 @@ MS_TEST(cms_cert_unsupported_keys)
 		size_t len = 0;
 		uint8_t *p = cms_read(names[i], &len);
 
-		CHECK_EQ(ms_cms_cert_parse(p, len, &cert), MS_E_UNSUPPORTED);
+		CHECK_ERR(ms_cms_cert_parse(p, len, &cert), MS_E_UNSUPPORTED);
 		CHECK(cert == NULL);
 		free(p);
 	}
@@ -248,7 +248,7 @@ MS_TEST(cms_cert_sha3_signed)
 		/* Self-signed: the issuer is the subject, as the certificate writes it. */
 		CHECK(ms_der_span_eq(cert->issuer, ms_cms_cert_subject_name(cert).p,
 				     ms_cms_cert_subject_name(cert).len));
-		CHECK(ms_cms_signer_id_encode(cert, false, sid, sizeof(sid), &sid_len) == MS_OK);
+		CHECK_ERR(ms_cms_signer_id_encode(cert, false, sid, sizeof(sid), &sid_len), MS_OK);
 		CHECK(sid_len > cert->issuer.len + cert->serial.len);
 		/* The same key as the plain certificate of that key. */
 		CHECK(ms_der_span_eq(cert->skid, plain->skid.p, plain->skid.len));
@@ -268,7 +268,7 @@ MS_TEST(cms_cert_sha3_signed_refused)
 	size_t len = 0, i, hits = 0;
 	uint8_t *p = cms_read("cms/rsa2048-sha3-224sig.x509.der", &len);
 
-	CHECK(ms_cms_cert_parse(p, len, &cert) == MS_E_UNSUPPORTED);
+	CHECK_ERR(ms_cms_cert_parse(p, len, &cert), MS_E_UNSUPPORTED);
 	CHECK(cert == NULL);
 	free(p);
 	/* ec384-sha3sig with tbsCertificate's signature made ecdsa-with-SHA3-512. */
@@ -282,7 +282,7 @@ MS_TEST(cms_cert_sha3_signed_refused)
 		}
 	}
 	CHECK(hits == 2);
-	CHECK(ms_cms_cert_parse(p, len, &cert) == MS_E_UNSUPPORTED);
+	CHECK_ERR(ms_cms_cert_parse(p, len, &cert), MS_E_UNSUPPORTED);
 	CHECK(cert == NULL);
 	free(p);
 }
@@ -294,7 +294,7 @@ MS_TEST(cms_cert_too_big)
 
 	CHECK(p != NULL);
 	p[0] = 0x30;
-	CHECK_EQ(ms_cms_cert_parse(p, MS_CMS_CERT_MAX + 1, &cert), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_parse(p, MS_CMS_CERT_MAX + 1, &cert), MS_E_MALFORMED);
 	free(p);
 }
 
@@ -313,8 +313,8 @@ MS_TEST(cms_cert_find_skid)
 	struct ms_span skid = { NULL, 0 };
 
 	/* basicConstraints critical, then SKID 01 02 03 */
-	CHECK(find_skid_hex("30 1c 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00"
-			    " 30 0c 06 03 55 1d 0e 04 05 04 03 01 02 03", &skid) == MS_OK);
+	CHECK_ERR(find_skid_hex("30 1c 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00"
+			    " 30 0c 06 03 55 1d 0e 04 05 04 03 01 02 03", &skid), MS_OK);
 	CHECK(skid.len == 3 && skid.p[0] == 1 && skid.p[2] == 3);
 	/* an empty key identifier names nothing */
 	CHECK(find_skid_hex("30 0e 30 0c 06 03 55 1d 0e 01 01 ff 04 02 04 00", &skid) ==
@@ -324,17 +324,17 @@ MS_TEST(cms_cert_find_skid)
 	      MS_OK);
 	CHECK(skid.len == 1 && skid.p[0] == 0xaa);
 	/* absent */
-	CHECK_EQ(find_skid_hex("30 0e 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00", &skid), MS_OK);
+	CHECK_ERR(find_skid_hex("30 0e 30 0c 06 03 55 1d 13 01 01 ff 04 02 30 00", &skid), MS_OK);
 	CHECK(skid.len == 0);
 	/* twice */
-	CHECK(find_skid_hex("30 18 30 0a 06 03 55 1d 0e 04 03 04 01 01"
-			    " 30 0a 06 03 55 1d 0e 04 03 04 01 02", &skid) == MS_E_MALFORMED);
+	CHECK_ERR(find_skid_hex("30 18 30 0a 06 03 55 1d 0e 04 03 04 01 01"
+			    " 30 0a 06 03 55 1d 0e 04 03 04 01 02", &skid), MS_E_MALFORMED);
 	/* KeyIdentifier not an OCTET STRING, or with bytes after it */
-	CHECK_EQ(find_skid_hex("30 0b 30 09 06 03 55 1d 0e 04 02 05 00", &skid), MS_E_MALFORMED);
+	CHECK_ERR(find_skid_hex("30 0b 30 09 06 03 55 1d 0e 04 02 05 00", &skid), MS_E_MALFORMED);
 	CHECK(find_skid_hex("30 0c 30 0a 06 03 55 1d 0e 04 03 04 00 00", &skid) ==
 	      MS_E_MALFORMED);
 	/* extnValue missing; bytes after the list; indefinite length */
-	CHECK_EQ(find_skid_hex("30 07 30 05 06 03 55 1d 0e", &skid), MS_E_MALFORMED);
+	CHECK_ERR(find_skid_hex("30 07 30 05 06 03 55 1d 0e", &skid), MS_E_MALFORMED);
 	CHECK(find_skid_hex("30 0c 30 0a 06 03 55 1d 0e 04 03 04 01 01 00", &skid) ==
 	      MS_E_MALFORMED);
 	CHECK(find_skid_hex("30 80 30 09 06 03 55 1d 0e 04 02 04 00 00 00", &skid) ==
@@ -387,13 +387,13 @@ MS_TEST(cms_cert_signer_id_noskid)
 
 	CHECK(!ms_cms_cert_has_skid(cert));
 	CHECK(!ms_cms_cert_has_skid(NULL));
-	CHECK_EQ(ms_cms_signer_id_encode(cert, true, out, sizeof(out), &len), MS_E_NOTFOUND);
-	CHECK_EQ(ms_cms_signer_id_encode(cert, true, NULL, 0, &len), MS_E_NOTFOUND);
-	CHECK_EQ(ms_cms_signer_id_encode(cert, false, out, sizeof(out), &len), MS_OK);
+	CHECK_ERR(ms_cms_signer_id_encode(cert, true, out, sizeof(out), &len), MS_E_NOTFOUND);
+	CHECK_ERR(ms_cms_signer_id_encode(cert, true, NULL, 0, &len), MS_E_NOTFOUND);
+	CHECK_ERR(ms_cms_signer_id_encode(cert, false, out, sizeof(out), &len), MS_OK);
 	CHECK(out[0] == 0x30 && out[len - 3] == 0x02 && out[len - 2] == 0x01 &&
 	      out[len - 1] == 0x07);
-	CHECK_EQ(ms_cms_signer_id_encode(NULL, false, out, sizeof(out), &len), MS_E_ARG);
-	CHECK_EQ(ms_cms_signer_id_encode(cert, false, out, sizeof(out), NULL), MS_E_ARG);
+	CHECK_ERR(ms_cms_signer_id_encode(NULL, false, out, sizeof(out), &len), MS_E_ARG);
+	CHECK_ERR(ms_cms_signer_id_encode(cert, false, out, sizeof(out), NULL), MS_E_ARG);
 	ms_cms_cert_free(cert);
 }
 
@@ -434,7 +434,7 @@ MS_TEST(cms_cert_parse_all_bundle)
 	size_t len = 0, n = 0;
 	uint8_t *all = cat_data(names, 3, &len);
 
-	CHECK_EQ(ms_cms_cert_parse_all(all, len, out, 4, &n), MS_OK);
+	CHECK_ERR(ms_cms_cert_parse_all(all, len, out, 4, &n), MS_OK);
 	CHECK_EQ(n, 3);
 	for (size_t i = 0; i < n; i++) {
 		ms_cms_cert_subject(out[i], subject, sizeof(subject));
@@ -443,7 +443,7 @@ MS_TEST(cms_cert_parse_all_bundle)
 	}
 	/* Room for two: refused whole, nothing left to free. */
 	out[0] = out[1] = NULL;
-	CHECK_EQ(ms_cms_cert_parse_all(all, len, out, 2, &n), MS_E_NOSPACE);
+	CHECK_ERR(ms_cms_cert_parse_all(all, len, out, 2, &n), MS_E_NOSPACE);
 	CHECK_EQ(n, 0);
 	CHECK(out[0] == NULL);
 	free(all);
@@ -459,7 +459,7 @@ MS_TEST(cms_cert_parse_all_der_and_broken)
 	static const char *const names[] = { "rsa2048.x509.pem", "ec256.x509.pem" };
 	static const char junk[] = "-----BEGIN CERTIFICATE-----\nMAMCAQA=\n-----END CERTIFICATE-----\n";
 
-	CHECK_EQ(ms_cms_cert_parse_all(der, len, out, 4, &n), MS_OK);
+	CHECK_ERR(ms_cms_cert_parse_all(der, len, out, 4, &n), MS_OK);
 	CHECK_EQ(n, 1);
 	ms_cms_cert_free(out[0]);
 	free(der);

@@ -16,7 +16,7 @@ header_kat(size_t len, const char *hex)
 	CHECK(ms_der_tlv_size(len) == n + len);
 	ms_der_out_init(&o, buf, sizeof(buf));
 	ms_der_header(&o, DER_SEQUENCE, len);
-	CHECK_EQ(o.err, MS_OK);
+	CHECK_ERR(o.err, MS_OK);
 	CHECK(o.len == n);
 	CHECK_EQ_BYTES(buf, want, n);
 }
@@ -42,7 +42,7 @@ MS_TEST(cms_der_header_refuses_high_tag)
 
 	ms_der_out_init(&o, buf, sizeof(buf));
 	ms_der_header(&o, 0x1f, 1);
-	CHECK_EQ(o.err, MS_E_INTERNAL);
+	CHECK_ERR(o.err, MS_E_INTERNAL);
 	CHECK(o.len == 0);
 }
 
@@ -60,7 +60,7 @@ MS_TEST(cms_der_small_int)
 	CHECK(o.err == MS_OK && o.len == n);
 	CHECK_EQ_BYTES(buf, want, n);
 	ms_der_small_int(&o, 128);
-	CHECK_EQ(o.err, MS_E_INTERNAL);
+	CHECK_ERR(o.err, MS_E_INTERNAL);
 	CHECK(o.len == n);
 }
 
@@ -114,9 +114,9 @@ MS_TEST(cms_der_writer_sticky_nospace)
 	ms_der_out_init(&o, NULL, 100);
 	CHECK(o.cap == 0);
 	ms_der_bytes(&o, five, 0);
-	CHECK_EQ(o.err, MS_OK);
+	CHECK_ERR(o.err, MS_OK);
 	ms_der_bytes(&o, five, 1);
-	CHECK_EQ(o.err, MS_E_NOSPACE);
+	CHECK_ERR(o.err, MS_E_NOSPACE);
 }
 
 /* One OCTET STRING TLV of 200 bytes, through the every-capacity check. */
@@ -170,7 +170,7 @@ get_ok(const char *hex, uint8_t want_tag, size_t want_body, size_t want_rest)
 	struct ms_span in = { buf, n }, body = { NULL, 0 };
 	uint8_t tag = 0;
 
-	CHECK_EQ(ms_der_get(&in, &tag, &body), MS_OK);
+	CHECK_ERR(ms_der_get(&in, &tag, &body), MS_OK);
 	CHECK(tag == want_tag);
 	CHECK(body.len == want_body);
 	CHECK(in.len == want_rest);
@@ -185,7 +185,7 @@ get_bad(const uint8_t *buf, size_t n)
 	struct ms_span in = { buf, n }, body = { NULL, 0 };
 	uint8_t tag = 0;
 
-	CHECK_EQ(ms_der_get(&in, &tag, &body), MS_E_MALFORMED);
+	CHECK_ERR(ms_der_get(&in, &tag, &body), MS_E_MALFORMED);
 	CHECK(in.p == buf && in.len == n);
 }
 
@@ -213,7 +213,7 @@ MS_TEST(cms_der_get_accepts)
 		struct ms_span in = { buf, 3 + 0x80 }, body;
 		uint8_t tag;
 
-		CHECK_EQ(ms_der_get(&in, &tag, &body), MS_OK);
+		CHECK_ERR(ms_der_get(&in, &tag, &body), MS_OK);
 		CHECK(body.len == 0x80 && in.len == 0);
 	}
 }
@@ -265,10 +265,10 @@ MS_TEST(cms_der_expect_only)
 	size_t n = ms_test_hex("30 03 02 01 05", buf, sizeof(buf));
 	struct ms_span body, in = { buf, n };
 
-	CHECK_EQ(ms_der_expect_only((struct ms_span){ buf, n }, DER_SEQUENCE, &body), MS_OK);
+	CHECK_ERR(ms_der_expect_only((struct ms_span){ buf, n }, DER_SEQUENCE, &body), MS_OK);
 	CHECK(body.len == 3 && body.p == buf + 2);
-	CHECK_EQ(ms_der_expect_only((struct ms_span){ buf, n }, DER_SET, &body), MS_E_MALFORMED);
-	CHECK_EQ(ms_der_expect(&in, DER_SET, &body), MS_E_MALFORMED);
+	CHECK_ERR(ms_der_expect_only((struct ms_span){ buf, n }, DER_SET, &body), MS_E_MALFORMED);
+	CHECK_ERR(ms_der_expect(&in, DER_SET, &body), MS_E_MALFORMED);
 	CHECK(in.p == buf && in.len == n);
 	buf[n] = 0x00;
 	CHECK(ms_der_expect_only((struct ms_span){ buf, n + 1 }, DER_SEQUENCE, &body) ==
@@ -293,10 +293,10 @@ MS_TEST(cms_der_round_trip)
 		memset(buf, 0x5a, sizeof(buf));
 		ms_der_out_init(&o, buf, sizeof(buf));
 		ms_der_header(&o, DER_OCTET_STRING, lens[i]);
-		CHECK_EQ(o.err, MS_OK);
+		CHECK_ERR(o.err, MS_OK);
 		in.p = buf;
 		in.len = o.len + lens[i];
-		CHECK_EQ(ms_der_get(&in, &tag, &body), MS_OK);
+		CHECK_ERR(ms_der_get(&in, &tag, &body), MS_OK);
 		CHECK(tag == DER_OCTET_STRING && body.len == lens[i] && in.len == 0);
 	}
 }

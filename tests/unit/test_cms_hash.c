@@ -100,19 +100,19 @@ MS_TEST(cms_hash_from_name)
 
 	for (size_t i = 0; i < N_KAT; i++) {
 		alg = (enum ms_hash_alg)0;
-		CHECK(ms_cms_hash_from_name(kat[i].name, &alg) == MS_OK);
+		CHECK_ERR(ms_cms_hash_from_name(kat[i].name, &alg), MS_OK);
 		CHECK(alg == kat[i].alg);
 	}
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
 		alg = (enum ms_hash_alg)0;
-		CHECK(ms_cms_hash_from_name(more[i].name, &alg) == MS_OK);
+		CHECK_ERR(ms_cms_hash_from_name(more[i].name, &alg), MS_OK);
 		CHECK(alg == more[i].alg);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK(ms_cms_hash_from_name(bad[i], &alg) == MS_E_ARG);
+		CHECK_ERR(ms_cms_hash_from_name(bad[i], &alg), MS_E_ARG);
 	}
-	CHECK(ms_cms_hash_from_name(NULL, &alg) == MS_E_ARG);
-	CHECK(ms_cms_hash_from_name("sha256", NULL) == MS_E_ARG);
+	CHECK_ERR(ms_cms_hash_from_name(NULL, &alg), MS_E_ARG);
+	CHECK_ERR(ms_cms_hash_from_name("sha256", NULL), MS_E_ARG);
 }
 
 /* The digest of "abc" is the tail of each DigestInfo above. */
@@ -135,20 +135,20 @@ MS_TEST(cms_digest_kat_and_reuse)
 		size_t len = 0;
 
 		kat_digest(i, want);
-		CHECK(ms_cms_digest_new(kat[i].alg, &d) == MS_OK);
+		CHECK_ERR(ms_cms_digest_new(kat[i].alg, &d), MS_OK);
 		CHECK(ms_cms_digest_final(d, NULL, 0, &len) == MS_OK && len == kat[i].size);
-		CHECK(ms_cms_digest_update(d, (const uint8_t *)"abc", 3) == MS_OK);
-		CHECK(ms_cms_digest_final(d, got, kat[i].size - 1, &len) == MS_E_NOSPACE);
-		CHECK(ms_cms_digest_final(d, got, sizeof(got), &len) == MS_OK);
+		CHECK_ERR(ms_cms_digest_update(d, (const uint8_t *)"abc", 3), MS_OK);
+		CHECK_ERR(ms_cms_digest_final(d, got, kat[i].size - 1, &len), MS_E_NOSPACE);
+		CHECK_ERR(ms_cms_digest_final(d, got, sizeof(got), &len), MS_OK);
 		CHECK(len == kat[i].size);
 		CHECK_EQ_BYTES(got, want, len);
 		/* final resets: the next "module" hashes from scratch, in pieces. */
-		CHECK(ms_cms_digest_update(d, (const uint8_t *)"a", 1) == MS_OK);
-		CHECK(ms_cms_digest_update(d, NULL, 0) == MS_OK);
-		CHECK(ms_cms_digest_update(d, (const uint8_t *)"bc", 2) == MS_OK);
-		CHECK(ms_cms_digest_final(d, got, kat[i].size, &len) == MS_OK);
+		CHECK_ERR(ms_cms_digest_update(d, (const uint8_t *)"a", 1), MS_OK);
+		CHECK_ERR(ms_cms_digest_update(d, NULL, 0), MS_OK);
+		CHECK_ERR(ms_cms_digest_update(d, (const uint8_t *)"bc", 2), MS_OK);
+		CHECK_ERR(ms_cms_digest_final(d, got, kat[i].size, &len), MS_OK);
 		CHECK_EQ_BYTES(got, want, kat[i].size);
-		CHECK(ms_cms_digest_update(d, NULL, 1) == MS_E_ARG);
+		CHECK_ERR(ms_cms_digest_update(d, NULL, 1), MS_E_ARG);
 		ms_cms_digest_free(d);
 	}
 }
@@ -159,12 +159,12 @@ MS_TEST(cms_digest_bad_args)
 	uint8_t out[64];
 	size_t len;
 
-	CHECK(ms_cms_digest_new((enum ms_hash_alg)0, &d) == MS_E_ARG);
+	CHECK_ERR(ms_cms_digest_new((enum ms_hash_alg)0, &d), MS_E_ARG);
 	CHECK(d == NULL);
-	CHECK(ms_cms_digest_new((enum ms_hash_alg)42, &d) == MS_E_ARG);
-	CHECK(ms_cms_digest_new(MS_HASH_SHA256, NULL) == MS_E_ARG);
-	CHECK(ms_cms_digest_update(NULL, out, 1) == MS_E_ARG);
-	CHECK(ms_cms_digest_final(NULL, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_digest_new((enum ms_hash_alg)42, &d), MS_E_ARG);
+	CHECK_ERR(ms_cms_digest_new(MS_HASH_SHA256, NULL), MS_E_ARG);
+	CHECK_ERR(ms_cms_digest_update(NULL, out, 1), MS_E_ARG);
+	CHECK_ERR(ms_cms_digest_final(NULL, out, sizeof(out), &len), MS_E_ARG);
 	ms_cms_digest_free(NULL);
 }
 
@@ -175,13 +175,13 @@ digest_in_pieces(enum ms_hash_alg alg, const uint8_t *p, size_t n, uint8_t *out)
 	struct ms_cms_digest *d = NULL;
 	size_t len = 0;
 
-	CHECK(ms_cms_digest_new(alg, &d) == MS_OK);
+	CHECK_ERR(ms_cms_digest_new(alg, &d), MS_OK);
 	for (size_t off = 0, step = 1; off < n; off += step, step = step * 3 + 1) {
 		size_t k = (n - off < step) ? n - off : step;
 
-		CHECK(ms_cms_digest_update(d, p + off, k) == MS_OK);
+		CHECK_ERR(ms_cms_digest_update(d, p + off, k), MS_OK);
 	}
-	CHECK(ms_cms_digest_final(d, out, MS_HASH_MAX_SIZE, &len) == MS_OK);
+	CHECK_ERR(ms_cms_digest_final(d, out, MS_HASH_MAX_SIZE, &len), MS_OK);
 	CHECK(len == ms_cms_hash_size(alg));
 	ms_cms_digest_free(d);
 }
@@ -304,17 +304,17 @@ MS_TEST(cms_tbs_bad_args)
 	size_t len;
 
 	/* The digest length must be the hash's. */
-	CHECK(ms_cms_tbs_encode(MS_KEY_RSA, MS_HASH_SHA256, digest, 31, out, sizeof(out),
-				&len) == MS_E_ARG);
-	CHECK(ms_cms_tbs_encode(MS_KEY_EC, MS_HASH_SHA256, digest, 33, out, sizeof(out),
-				&len) == MS_E_ARG);
-	CHECK(ms_cms_tbs_encode(MS_KEY_EC, MS_HASH_SHA1, digest, 32, NULL, 0, &len) == MS_E_ARG);
-	CHECK(ms_cms_tbs_encode((enum ms_key_type)0, MS_HASH_SHA256, digest, 32, out,
-				sizeof(out), &len) == MS_E_ARG);
-	CHECK(ms_cms_tbs_encode(MS_KEY_RSA, (enum ms_hash_alg)0, digest, 32, out, sizeof(out),
-				&len) == MS_E_ARG);
-	CHECK(ms_cms_tbs_encode(MS_KEY_RSA, MS_HASH_SHA256, NULL, 32, out, sizeof(out),
-				&len) == MS_E_ARG);
-	CHECK(ms_cms_tbs_encode(MS_KEY_RSA, MS_HASH_SHA256, digest, 32, out, sizeof(out),
-				NULL) == MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode(MS_KEY_RSA, MS_HASH_SHA256, digest, 31, out, sizeof(out),
+				&len), MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode(MS_KEY_EC, MS_HASH_SHA256, digest, 33, out, sizeof(out),
+				&len), MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode(MS_KEY_EC, MS_HASH_SHA1, digest, 32, NULL, 0, &len), MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode((enum ms_key_type)0, MS_HASH_SHA256, digest, 32, out,
+				sizeof(out), &len), MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode(MS_KEY_RSA, (enum ms_hash_alg)0, digest, 32, out, sizeof(out),
+				&len), MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode(MS_KEY_RSA, MS_HASH_SHA256, NULL, 32, out, sizeof(out),
+				&len), MS_E_ARG);
+	CHECK_ERR(ms_cms_tbs_encode(MS_KEY_RSA, MS_HASH_SHA256, digest, 32, out, sizeof(out),
+				NULL), MS_E_ARG);
 }

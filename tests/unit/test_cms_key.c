@@ -85,26 +85,26 @@ MS_TEST(cms_key_match_rsa)
 
 	rsa_pub("rsa2048", n + 2, &n_len, e, &e_len);
 	CHECK(n_len == 256 && e_len == 3);
-	CHECK(ms_cms_cert_match_rsa(cert, n + 2, n_len, e, e_len) == MS_OK);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, n + 2, n_len, e, e_len), MS_OK);
 	/* leading zeros, as some tokens return them */
 	n[0] = 0;
 	n[1] = 0;
-	CHECK(ms_cms_cert_match_rsa(cert, n, n_len + 2, e, e_len) == MS_OK);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, n, n_len + 2, e, e_len), MS_OK);
 	/* another key, another exponent, a flipped bit */
 	rsa_pub("other-rsa2048", on, &on_len, oe, &oe_len);
-	CHECK(ms_cms_cert_match_rsa(cert, on, on_len, oe, oe_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, on, on_len, oe, oe_len), MS_E_MISMATCH);
 	CHECK(ms_cms_cert_match_rsa(cert, n + 2, n_len, (const uint8_t *)"\x03", 1) ==
 	      MS_E_MISMATCH);
 	n[2 + 100] ^= 0x10;
-	CHECK(ms_cms_cert_match_rsa(cert, n + 2, n_len, e, e_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, n + 2, n_len, e, e_len), MS_E_MISMATCH);
 	n[2 + 100] ^= 0x10;
 	/* an EC certificate never matches an RSA key */
-	CHECK(ms_cms_cert_match_rsa(ec, n + 2, n_len, e, e_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_rsa(ec, n + 2, n_len, e, e_len), MS_E_MISMATCH);
 	/* empty input */
-	CHECK(ms_cms_cert_match_rsa(cert, n, 0, e, e_len) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_rsa(cert, n + 2, n_len, e, 0) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_rsa(cert, NULL, n_len, e, e_len) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_rsa(NULL, n + 2, n_len, e, e_len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, n, 0, e, e_len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, n + 2, n_len, e, 0), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_rsa(cert, NULL, n_len, e, e_len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_rsa(NULL, n + 2, n_len, e, e_len), MS_E_ARG);
 	ms_cms_cert_free(cert);
 	ms_cms_cert_free(ec);
 }
@@ -121,7 +121,7 @@ match_ec_one(const char *name, const uint8_t *oid, size_t oid_len)
 	cert = cms_cert(file);
 	len = ec_pub(name, pt, sizeof(pt));
 	/* bare 04||X||Y */
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, pt, len) == MS_OK);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, pt, len), MS_OK);
 	/* DER OCTET STRING around it (PKCS#11 2.40); 0x81 form for P-521 */
 	wrapped[wlen++] = 0x04;
 	if (len > 127) {
@@ -130,18 +130,18 @@ match_ec_one(const char *name, const uint8_t *oid, size_t oid_len)
 	wrapped[wlen++] = (uint8_t)len;
 	memcpy(wrapped + wlen, pt, len);
 	wlen += len;
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, wrapped, wlen) == MS_OK);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, wrapped, wlen), MS_OK);
 	/* wrong lengths, compressed form, trailing byte */
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, pt, len - 1) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, wrapped, wlen - 1) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, pt, len - 1), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, wrapped, wlen - 1), MS_E_MALFORMED);
 	pt[0] = 0x02;
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, pt, 1 + (len - 1) / 2) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, pt, 1 + (len - 1) / 2), MS_E_MALFORMED);
 	pt[0] = 0x04;
 	wrapped[wlen] = 0;
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, wrapped, wlen + 1) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, wrapped, wlen + 1), MS_E_MALFORMED);
 	/* a different point (Y changed) */
 	pt[len - 1] ^= 0x01;
-	CHECK(ms_cms_cert_match_ec(cert, oid, oid_len, pt, len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid, oid_len, pt, len), MS_E_MISMATCH);
 	ms_cms_cert_free(cert);
 }
 
@@ -161,35 +161,35 @@ MS_TEST(cms_key_match_ec_negative)
 	mbedtls_ecp_keypair other;
 
 	/* the other curves' parameters */
-	CHECK(ms_cms_cert_match_ec(cert, oid_p384, sizeof(oid_p384), pt, len) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_match_ec(cert, oid_p521, sizeof(oid_p521), pt, len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid_p384, sizeof(oid_p384), pt, len), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid_p521, sizeof(oid_p521), pt, len), MS_E_MISMATCH);
 	/* secp256k1 1.3.132.0.10: a curve we do not take */
-	CHECK(ms_cms_cert_match_ec(cert, bad, ms_test_hex("06 05 2b 81 04 00 0a", bad, 16), pt,
-				   len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, bad, ms_test_hex("06 05 2b 81 04 00 0a", bad, 16), pt,
+				   len), MS_E_MISMATCH);
 	/* not DER: cut, trailing byte, indefinite */
 	CHECK(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256) - 1, pt, len) ==
 	      MS_E_MALFORMED);
 	memcpy(bad, oid_p256, sizeof(oid_p256));
 	bad[sizeof(oid_p256)] = 0;
-	CHECK(ms_cms_cert_match_ec(cert, bad, sizeof(oid_p256) + 1, pt, len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, bad, sizeof(oid_p256) + 1, pt, len), MS_E_MALFORMED);
 	CHECK(ms_cms_cert_match_ec(cert, bad, ms_test_hex("30 80 00 00", bad, 16), pt, len) ==
 	      MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_ec(cert, NULL, 0, pt, len) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256), NULL, 0) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, NULL, 0, pt, len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256), NULL, 0), MS_E_MALFORMED);
 	/* an RSA certificate */
-	CHECK(ms_cms_cert_match_ec(rsa, oid_p256, sizeof(oid_p256), pt, len) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_match_ec(NULL, oid_p256, sizeof(oid_p256), pt, len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_cert_match_ec(rsa, oid_p256, sizeof(oid_p256), pt, len), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(NULL, oid_p256, sizeof(oid_p256), pt, len), MS_E_ARG);
 	/* a freshly generated P-256 key */
 	mbedtls_ecp_keypair_init(&other);
 	CHECK(mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, &other, cms_rng, NULL) == 0);
 	len = ec_point(&other, pt, sizeof(pt));
-	CHECK(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256), pt, len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256), pt, len), MS_E_MISMATCH);
 	/*
 	 * A bare point whose X starts with 0x3f also parses as an OCTET
 	 * STRING of 63 bytes; its length says it is bare.
 	 */
 	pt[1] = 0x3f;
-	CHECK(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256), pt, len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_ec(cert, oid_p256, sizeof(oid_p256), pt, len), MS_E_MISMATCH);
 	mbedtls_ecp_keypair_free(&other);
 	ms_cms_cert_free(cert);
 	ms_cms_cert_free(rsa);
@@ -207,18 +207,18 @@ MS_TEST(cms_key_match_spki)
 
 		snprintf(file, sizeof(file), "%s.x509.der", names[i]);
 		cert = cms_cert(file);
-		CHECK(ms_cms_cert_match_spki(cert, der, len) == MS_OK);
+		CHECK_ERR(ms_cms_cert_match_spki(cert, der, len), MS_OK);
 		/* every truncation, a trailing byte */
 		for (size_t n = 0; n < len; n++) {
 			uint8_t *t = malloc(n + (n == 0));
 
 			CHECK(t != NULL);
 			memcpy(t, der, n);
-			CHECK(ms_cms_cert_match_spki(cert, t, n) == MS_E_MALFORMED);
+			CHECK_ERR(ms_cms_cert_match_spki(cert, t, n), MS_E_MALFORMED);
 			free(t);
 		}
 		der[len] = 0;
-		CHECK(ms_cms_cert_match_spki(cert, der, len + 1) == MS_E_MALFORMED);
+		CHECK_ERR(ms_cms_cert_match_spki(cert, der, len + 1), MS_E_MALFORMED);
 		ms_cms_cert_free(cert);
 	}
 }
@@ -231,19 +231,19 @@ MS_TEST(cms_key_match_spki_negative)
 	size_t len;
 
 	len = spki("other-rsa2048", der, sizeof(der));
-	CHECK(ms_cms_cert_match_spki(rsa, der, len) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_match_spki(ec, der, len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_spki(rsa, der, len), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_spki(ec, der, len), MS_E_MISMATCH);
 	len = spki("ec256", der, sizeof(der));
-	CHECK(ms_cms_cert_match_spki(ec, der, len) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_match_spki(rsa, der, len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_spki(ec, der, len), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_spki(rsa, der, len), MS_E_MISMATCH);
 	/* Ed25519 SubjectPublicKeyInfo: well formed, not ours */
 	len = ms_test_hex("30 2a 30 05 06 03 2b 65 70 03 21 00"
 			  " 19bf44096984cdfe8541bac167dc3b96c85086aa30b6b6cb0c5c38ad703166e1",
 			  der, sizeof(der));
-	CHECK(ms_cms_cert_match_spki(rsa, der, len) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_match_spki(rsa, NULL, 0) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_spki(rsa, der, ms_test_hex("30 00", der, 4)) == MS_E_MALFORMED);
-	CHECK(ms_cms_cert_match_spki(NULL, der, 2) == MS_E_ARG);
+	CHECK_ERR(ms_cms_cert_match_spki(rsa, der, len), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_match_spki(rsa, NULL, 0), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_spki(rsa, der, ms_test_hex("30 00", der, 4)), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_cert_match_spki(NULL, der, 2), MS_E_ARG);
 	ms_cms_cert_free(rsa);
 	ms_cms_cert_free(ec);
 }
@@ -268,30 +268,30 @@ verify_one(const char *name, enum ms_hash_alg alg, size_t half)
 	for (size_t i = 0; i < sizeof(digest); i++) {
 		digest[i] = (uint8_t)(i * 13 + 1);
 	}
-	CHECK(ms_cms_tbs_encode(type, alg, digest, ms_cms_hash_size(alg), tbs, sizeof(tbs),
-				&tbs_len) == MS_OK);
+	CHECK_ERR(ms_cms_tbs_encode(type, alg, digest, ms_cms_hash_size(alg), tbs, sizeof(tbs),
+				&tbs_len), MS_OK);
 	sig_len = cms_token_sign(name, alg, tbs, tbs_len, sig, half);
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_OK);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len), MS_OK);
 	CHECK(ms_cms_cert_verify(other, alg, tbs, tbs_len, sig, sig_len) != MS_OK);
 	/* a flipped bit in the signature, then in the signed bytes */
 	sig[sig_len / 2] ^= 0x04;
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len), MS_E_MISMATCH);
 	sig[sig_len / 2] ^= 0x04;
 	/* (the digest's first byte: ECDSA drops what exceeds the order) */
 	tbs[tbs_len - ms_cms_hash_size(alg)] ^= 0x01;
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len), MS_E_MISMATCH);
 	tbs[tbs_len - ms_cms_hash_size(alg)] ^= 0x01;
 	/* wrong lengths */
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len - 1) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len - 1, sig, sig_len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len - 1), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len - 1, sig, sig_len), MS_E_ARG);
 	CHECK(ms_cms_cert_verify(cert, (enum ms_hash_alg)0, tbs, tbs_len, sig, sig_len) ==
 	      MS_E_ARG);
-	CHECK(ms_cms_cert_verify(NULL, alg, tbs, tbs_len, sig, sig_len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_cert_verify(NULL, alg, tbs, tbs_len, sig, sig_len), MS_E_ARG);
 	/* out of range: r = s = 0, then both over the order (RSA: 0, then s >= n) */
 	memset(sig, 0, sig_len);
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len), MS_E_MISMATCH);
 	memset(sig, 0xff, sig_len);
-	CHECK(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, alg, tbs, tbs_len, sig, sig_len), MS_E_MISMATCH);
 	ms_cms_cert_free(cert);
 	ms_cms_cert_free(other);
 }
@@ -318,7 +318,7 @@ MS_TEST(cms_key_verify_ec_zero_r)
 
 	memset(sig, 0, 32);
 	memset(sig + 32, 0x11, 32);
-	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, digest, 32, sig, 64) == MS_E_MISMATCH);
-	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, digest, 32, sig, 63) == MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, MS_HASH_SHA256, digest, 32, sig, 64), MS_E_MISMATCH);
+	CHECK_ERR(ms_cms_cert_verify(cert, MS_HASH_SHA256, digest, 32, sig, 63), MS_E_MISMATCH);
 	ms_cms_cert_free(cert);
 }

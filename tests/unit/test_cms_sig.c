@@ -119,21 +119,21 @@ MS_TEST(cms_sig_ec_refused)
 
 	memset(raw, 0x22, sizeof(raw));
 	/* empty, odd, longer than P-521's 2 * 66 */
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 0, out, sizeof(out), &len) == MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 63, out, sizeof(out), &len) == MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 1, NULL, 0, &len) == MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 134, out, sizeof(out), &len) == MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, NULL, 64, out, sizeof(out), &len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 0, out, sizeof(out), &len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 63, out, sizeof(out), &len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 1, NULL, 0, &len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 134, out, sizeof(out), &len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, NULL, 64, out, sizeof(out), &len), MS_E_MALFORMED);
 	/* r all zero, s all zero */
 	memset(raw, 0, 32);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), &len) == MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 64, NULL, 0, &len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), &len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 64, NULL, 0, &len), MS_E_MALFORMED);
 	memset(raw, 0x22, 32);
 	memset(raw + 32, 0, 32);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), &len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), &len), MS_E_MALFORMED);
 	raw[63] = 1;
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), &len) == MS_OK);
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), NULL) == MS_E_ARG);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), &len), MS_OK);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, 64, out, sizeof(out), NULL), MS_E_ARG);
 	CHECK(ms_cms_sig_encode((enum ms_key_type)7, raw, 64, out, sizeof(out), &len) ==
 	      MS_E_ARG);
 }
@@ -154,6 +154,6 @@ MS_TEST(cms_sig_rsa_unchanged)
 	cms_every_cap(sig_fn, &c, raw, MS_SIG_MAX);
 	CHECK(ms_cms_sig_encode(MS_KEY_RSA, raw, MS_SIG_MAX + 1, NULL, 0, &len) ==
 	      MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_RSA, raw, 0, out, sizeof(out), &len) == MS_E_MALFORMED);
-	CHECK(ms_cms_sig_encode(MS_KEY_RSA, NULL, 4, out, sizeof(out), &len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_RSA, raw, 0, out, sizeof(out), &len), MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_RSA, NULL, 4, out, sizeof(out), &len), MS_E_MALFORMED);
 }

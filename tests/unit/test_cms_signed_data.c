@@ -61,10 +61,10 @@ module_digest(enum ms_hash_alg alg, uint8_t *digest)
 	size_t len = 0, mlen = 0;
 	uint8_t *mod;
 
-	CHECK(ms_cms_digest_new(alg, &d) == MS_OK);
+	CHECK_ERR(ms_cms_digest_new(alg, &d), MS_OK);
 	mod = cms_read("cms/mod.bin", &mlen);
-	CHECK(ms_cms_digest_update(d, mod, mlen) == MS_OK);
-	CHECK(ms_cms_digest_final(d, digest, MS_HASH_MAX_SIZE, &len) == MS_OK);
+	CHECK_ERR(ms_cms_digest_update(d, mod, mlen), MS_OK);
+	CHECK_ERR(ms_cms_digest_final(d, digest, MS_HASH_MAX_SIZE, &len), MS_OK);
 	CHECK(len == ms_cms_hash_size(alg));
 	ms_cms_digest_free(d);
 	free(mod);
@@ -99,10 +99,10 @@ MS_TEST(cms_sd_sign_file_rsa_byte_for_byte)
 		module_digest(v->hash, digest);
 		cert = vec_cert(v);
 		want = cms_read(v->file, &want_len);
-		CHECK(ms_cms_tbs_encode(MS_KEY_RSA, v->hash, digest, ms_cms_hash_size(v->hash), tbs,
-					sizeof(tbs), &tbs_len) == MS_OK);
+		CHECK_ERR(ms_cms_tbs_encode(MS_KEY_RSA, v->hash, digest, ms_cms_hash_size(v->hash), tbs,
+					sizeof(tbs), &tbs_len), MS_OK);
 		raw_len = cms_token_sign(v->key, v->hash, tbs, tbs_len, raw, 0);
-		CHECK(ms_cms_cert_verify(cert, v->hash, tbs, tbs_len, raw, raw_len) == MS_OK);
+		CHECK_ERR(ms_cms_cert_verify(cert, v->hash, tbs, tbs_len, raw, raw_len), MS_OK);
 		CHECK(ms_cms_sig_encode(MS_KEY_RSA, raw, raw_len, sig, sizeof(sig), &sig_len) ==
 		      MS_OK);
 		CHECK(ms_cms_signer_id_encode(cert, v->use_skid, sid, sizeof(sid), &sid_len) ==
@@ -112,11 +112,11 @@ MS_TEST(cms_sd_sign_file_rsa_byte_for_byte)
 		s.use_skid = v->use_skid;
 		s.sid = (struct ms_span){ sid, sid_len };
 		s.sig = (struct ms_span){ sig, sig_len };
-		CHECK(ms_cms_signed_data_encode(&s, NULL, 0, &len) == MS_OK);
+		CHECK_ERR(ms_cms_signed_data_encode(&s, NULL, 0, &len), MS_OK);
 		CHECK(len == want_len);
 		out = malloc(len);
 		CHECK(out != NULL);
-		CHECK(ms_cms_signed_data_encode(&s, out, len, &len) == MS_OK);
+		CHECK_ERR(ms_cms_signed_data_encode(&s, out, len, &len), MS_OK);
 		CHECK(len == want_len && memcmp(out, want, len) == 0);
 		CHECK(parses_as_module(out, len));
 		cms_every_cap(sd_fn, &s, want, want_len);
@@ -157,23 +157,23 @@ MS_TEST(cms_sd_sign_file_reencode_all)
 			raw_len = sig_in.len;
 			memcpy(raw, sig_in.p, raw_len);
 		}
-		CHECK(ms_cms_sig_encode(type, raw, raw_len, sig, sizeof(sig), &sig_len) == MS_OK);
+		CHECK_ERR(ms_cms_sig_encode(type, raw, raw_len, sig, sizeof(sig), &sig_len), MS_OK);
 		CHECK(ms_der_span_eq(sig_in, sig, sig_len));
 		s.hash = v->hash;
 		s.key_type = type;
 		s.use_skid = v->use_skid;
 		s.sid = (struct ms_span){ sid, sid_len };
 		s.sig = (struct ms_span){ sig, sig_len };
-		CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_OK);
+		CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_OK);
 		CHECK(len == want_len && memcmp(out, want, len) == 0);
 		module_digest(v->hash, digest);
-		CHECK(ms_cms_tbs_encode(type, v->hash, digest, ms_cms_hash_size(v->hash), tbs,
-					sizeof(tbs), &tbs_len) == MS_OK);
-		CHECK(ms_cms_cert_verify(cert, v->hash, tbs, tbs_len, raw, raw_len) == MS_OK);
+		CHECK_ERR(ms_cms_tbs_encode(type, v->hash, digest, ms_cms_hash_size(v->hash), tbs,
+					sizeof(tbs), &tbs_len), MS_OK);
+		CHECK_ERR(ms_cms_cert_verify(cert, v->hash, tbs, tbs_len, raw, raw_len), MS_OK);
 		digest[0] ^= 1;
-		CHECK(ms_cms_tbs_encode(type, v->hash, digest, ms_cms_hash_size(v->hash), tbs,
-					sizeof(tbs), &tbs_len) == MS_OK);
-		CHECK(ms_cms_cert_verify(cert, v->hash, tbs, tbs_len, raw, raw_len) == MS_E_MISMATCH);
+		CHECK_ERR(ms_cms_tbs_encode(type, v->hash, digest, ms_cms_hash_size(v->hash), tbs,
+					sizeof(tbs), &tbs_len), MS_OK);
+		CHECK_ERR(ms_cms_cert_verify(cert, v->hash, tbs, tbs_len, raw, raw_len), MS_E_MISMATCH);
 		free(want);
 		ms_cms_cert_free(cert);
 	}
@@ -189,17 +189,17 @@ MS_TEST(cms_sd_ec521_every_capacity)
 	uint8_t *out;
 
 	memset(raw, 0xff, sizeof(raw));		/* both INTEGERs get a 0x00 */
-	CHECK(ms_cms_sig_encode(MS_KEY_EC, raw, sizeof(raw), sig, sizeof(sig), &sig_len) == MS_OK);
-	CHECK(ms_cms_signer_id_encode(cert, true, sid, sizeof(sid), &sid_len) == MS_OK);
+	CHECK_ERR(ms_cms_sig_encode(MS_KEY_EC, raw, sizeof(raw), sig, sizeof(sig), &sig_len), MS_OK);
+	CHECK_ERR(ms_cms_signer_id_encode(cert, true, sid, sizeof(sid), &sid_len), MS_OK);
 	s.hash = MS_HASH_SHA3_512;
 	s.key_type = MS_KEY_EC;
 	s.use_skid = true;
 	s.sid = (struct ms_span){ sid, sid_len };
 	s.sig = (struct ms_span){ sig, sig_len };
-	CHECK(ms_cms_signed_data_encode(&s, NULL, 0, &len) == MS_OK);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, NULL, 0, &len), MS_OK);
 	out = malloc(len);
 	CHECK(out != NULL);
-	CHECK(ms_cms_signed_data_encode(&s, out, len, &len) == MS_OK);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, len, &len), MS_OK);
 	CHECK(parses_as_module(out, len));
 	/* ecdsa-with-SHA3-512 2.16.840.1.101.3.4.3.12, no parameters */
 	{
@@ -234,40 +234,40 @@ MS_TEST(cms_sd_encode_bad_args)
 	};
 	struct ms_cms_signer s;
 
-	CHECK(ms_cms_signed_data_encode(&ok, out, sizeof(out), &len) == MS_OK);
-	CHECK(ms_cms_signed_data_encode(NULL, out, sizeof(out), &len) == MS_E_ARG);
-	CHECK(ms_cms_signed_data_encode(&ok, out, sizeof(out), NULL) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&ok, out, sizeof(out), &len), MS_OK);
+	CHECK_ERR(ms_cms_signed_data_encode(NULL, out, sizeof(out), &len), MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&ok, out, sizeof(out), NULL), MS_E_ARG);
 	s = ok;
 	s.hash = (enum ms_hash_alg)0;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s = ok;
 	s.key_type = (enum ms_key_type)3;
-	CHECK(ms_cms_signed_data_encode(&s, NULL, 0, &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, NULL, 0, &len), MS_E_ARG);
 	s = ok;
 	s.use_skid = true;	/* version 3 needs a [0] sid */
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s.sid = (struct ms_span){ skid, 4 };
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_OK);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_OK);
 	s.use_skid = false;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s = ok;
 	s.sid.len = 3;		/* not one whole TLV */
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s.sid.len = 0;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s.sid.p = NULL;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s = ok;
 	s.sig.len = 0;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s.sig.len = MS_SIG_MAX + 1;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 	s.sig.len = MS_SIG_MAX;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_OK);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_OK);
 	/* With a real issuerAndSerialNumber (CN=X, serial 7) it is a module signature. */
 	s.sid = (struct ms_span){ ias, sizeof(ias) };
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_OK);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_OK);
 	CHECK(parses_as_module(out, len));
 	s.sig.p = NULL;
-	CHECK(ms_cms_signed_data_encode(&s, out, sizeof(out), &len) == MS_E_ARG);
+	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
 }

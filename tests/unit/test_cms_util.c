@@ -19,9 +19,9 @@ cms_every_cap(cms_enc_fn fn, const void *ctx, const uint8_t *want, size_t want_l
 {
 	size_t got = 0;
 
-	CHECK(fn(ctx, NULL, 0, &got) == MS_OK);
+	CHECK_ERR(fn(ctx, NULL, 0, &got), MS_OK);
 	CHECK(got == want_len);
-	CHECK(fn(ctx, NULL, 4096, &got) == MS_OK);
+	CHECK_ERR(fn(ctx, NULL, 4096, &got), MS_OK);
 	CHECK(got == want_len);
 	for (size_t cap = 0; cap <= want_len + 1; cap++) {
 		uint8_t *buf = malloc(cap + 2 * GUARD);
@@ -32,12 +32,12 @@ cms_every_cap(cms_enc_fn fn, const void *ctx, const uint8_t *want, size_t want_l
 		got = 12345;
 		err = fn(ctx, buf + GUARD, cap, &got);
 		if (cap < want_len) {
-			CHECK(err == MS_E_NOSPACE);
+			CHECK_ERR(err, MS_E_NOSPACE);
 			for (size_t i = 0; i < cap + 2 * GUARD; i++) {
 				CHECK(buf[i] == GUARD_BYTE);
 			}
 		} else {
-			CHECK(err == MS_OK);
+			CHECK_ERR(err, MS_OK);
 			CHECK(got == want_len);
 			CHECK_EQ_BYTES(buf + GUARD, want, want_len);
 			for (size_t i = 0; i < GUARD; i++) {
@@ -64,7 +64,7 @@ cms_cert(const char *name)
 	size_t len = 0;
 	uint8_t *p = cms_read(name, &len);
 
-	CHECK(ms_cms_cert_parse(p, len, &cert) == MS_OK);
+	CHECK_ERR(ms_cms_cert_parse(p, len, &cert), MS_OK);
 	CHECK(cert != NULL);
 	free(p);
 	return cert;
@@ -94,22 +94,22 @@ cms_p7s_parts(const uint8_t *p, size_t len, struct ms_span *sid, struct ms_span 
 	struct ms_span in = { p, len }, ci, wrap, sd, set, si, tmp;
 	uint8_t tag = 0;
 
-	CHECK(ms_der_expect_only(in, DER_SEQUENCE, &ci) == MS_OK);
-	CHECK(ms_der_expect(&ci, DER_OID, &tmp) == MS_OK);
-	CHECK(ms_der_expect_only(ci, DER_CTX0_CONS, &wrap) == MS_OK);
-	CHECK(ms_der_expect_only(wrap, DER_SEQUENCE, &sd) == MS_OK);
-	CHECK(ms_der_expect(&sd, DER_INTEGER, &tmp) == MS_OK);
-	CHECK(ms_der_expect(&sd, DER_SET, &tmp) == MS_OK);
-	CHECK(ms_der_expect(&sd, DER_SEQUENCE, &tmp) == MS_OK);
-	CHECK(ms_der_expect_only(sd, DER_SET, &set) == MS_OK);
-	CHECK(ms_der_expect_only(set, DER_SEQUENCE, &si) == MS_OK);
-	CHECK(ms_der_expect(&si, DER_INTEGER, &tmp) == MS_OK);
+	CHECK_ERR(ms_der_expect_only(in, DER_SEQUENCE, &ci), MS_OK);
+	CHECK_ERR(ms_der_expect(&ci, DER_OID, &tmp), MS_OK);
+	CHECK_ERR(ms_der_expect_only(ci, DER_CTX0_CONS, &wrap), MS_OK);
+	CHECK_ERR(ms_der_expect_only(wrap, DER_SEQUENCE, &sd), MS_OK);
+	CHECK_ERR(ms_der_expect(&sd, DER_INTEGER, &tmp), MS_OK);
+	CHECK_ERR(ms_der_expect(&sd, DER_SET, &tmp), MS_OK);
+	CHECK_ERR(ms_der_expect(&sd, DER_SEQUENCE, &tmp), MS_OK);
+	CHECK_ERR(ms_der_expect_only(sd, DER_SET, &set), MS_OK);
+	CHECK_ERR(ms_der_expect_only(set, DER_SEQUENCE, &si), MS_OK);
+	CHECK_ERR(ms_der_expect(&si, DER_INTEGER, &tmp), MS_OK);
 	sid->p = si.p;
-	CHECK(ms_der_get(&si, &tag, &tmp) == MS_OK);
+	CHECK_ERR(ms_der_get(&si, &tag, &tmp), MS_OK);
 	sid->len = (size_t)(si.p - sid->p);
-	CHECK(ms_der_expect(&si, DER_SEQUENCE, &tmp) == MS_OK);
-	CHECK(ms_der_expect(&si, DER_SEQUENCE, &tmp) == MS_OK);
-	CHECK(ms_der_expect_only(si, DER_OCTET_STRING, sig) == MS_OK);
+	CHECK_ERR(ms_der_expect(&si, DER_SEQUENCE, &tmp), MS_OK);
+	CHECK_ERR(ms_der_expect(&si, DER_SEQUENCE, &tmp), MS_OK);
+	CHECK_ERR(ms_der_expect_only(si, DER_OCTET_STRING, sig), MS_OK);
 }
 
 void
@@ -117,9 +117,9 @@ cms_ec_der_to_raw(struct ms_span der, size_t half, uint8_t *raw)
 {
 	struct ms_span seq, r, s;
 
-	CHECK(ms_der_expect_only(der, DER_SEQUENCE, &seq) == MS_OK);
-	CHECK(ms_der_expect(&seq, DER_INTEGER, &r) == MS_OK);
-	CHECK(ms_der_expect_only(seq, DER_INTEGER, &s) == MS_OK);
+	CHECK_ERR(ms_der_expect_only(der, DER_SEQUENCE, &seq), MS_OK);
+	CHECK_ERR(ms_der_expect(&seq, DER_INTEGER, &r), MS_OK);
+	CHECK_ERR(ms_der_expect_only(seq, DER_INTEGER, &s), MS_OK);
 	if (r.len == half + 1 && r.p[0] == 0) {
 		r.p++;
 		r.len--;

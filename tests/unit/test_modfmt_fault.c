@@ -41,11 +41,11 @@ MS_TEST(modfmt_write_fails_midway)
 		rl = old;
 		rl.rlim_cur = limits[i];
 		ms_modfile_init(&mf);
-		CHECK(ms_modfile_open(&mf, fx.path) == MS_OK);
+		CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 		CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
 		err = ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE);
 		CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
-		CHECK(err == MS_E_IO);
+		CHECK_ERR(err, MS_E_IO);
 		CHECK(mf.sys_errno == EFBIG);
 		CHECK(mf.err_path == fx.path);
 		CHECK(strcmp(mf.op, "write") == 0 || strcmp(mf.op, "copy_file_range") == 0);
@@ -97,7 +97,7 @@ MS_TEST(modfmt_write_copy_fallback)
 	tm_join(dest, d, "b.ko");
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 		fail_syscalls(cfr, 1, errs[i]);
-		CHECK(tm_sign(&fx, &mf, dest) == MS_OK);
+		CHECK_ERR(tm_sign(&fx, &mf, dest), MS_OK);
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(dest, fx.want, fx.want_len));
 		CHECK(unlink(dest) == 0);
@@ -111,7 +111,7 @@ MS_TEST(modfmt_write_copy_fallback)
 		rl = old;
 		rl.rlim_cur = 40000;
 		ms_modfile_init(&mf);
-		CHECK(ms_modfile_open(&mf, fx.path) == MS_OK);
+		CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 		CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
 		CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 		      MS_E_IO);
@@ -135,9 +135,9 @@ sign_failing(const long *nrs, size_t n, int err, const char *op)
 
 	tm_fixture_make(&fx, d, "a.ko", 0644);
 	ms_modfile_init(&mf);
-	CHECK(ms_modfile_open(&mf, fx.path) == MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 	fail_syscalls(nrs, n, err);
-	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) == MS_E_IO);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_IO);
 	CHECK(mf.sys_errno == err && strcmp(mf.op, op) == 0 && mf.err_path == fx.path);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
@@ -182,8 +182,8 @@ MS_TEST(modfmt_file_write_atomic_fsync_error)
 	tm_join(path, d, "a.p7s");
 	tm_write(path, (const uint8_t *)"old", 3, 0644);
 	fail_syscalls(nrs, 1, EIO);
-	CHECK(ms_file_write_atomic(path, (const uint8_t *)"new", 3, 0644, MS_WRITE_REPLACE, NULL,
-				   &f) == MS_E_IO);
+	CHECK_ERR(ms_file_write_atomic(path, (const uint8_t *)"new", 3, 0644, MS_WRITE_REPLACE, NULL,
+				   &f), MS_E_IO);
 	CHECK(f.sys_errno == EIO && strcmp(f.op, "fsync") == 0);
 	CHECK(tm_equals(path, (const uint8_t *)"old", 3));
 	CHECK(tm_count(d) == 1);

@@ -19,8 +19,8 @@ make_module(const char *path, size_t mod_len, uint32_t sig_len, size_t *len)
 
 	*len = mod_len;
 	if (sig_len > 0) {
-		CHECK(ms_mod_trailer_build(sig_len, p + mod_len + sig_len, MS_MOD_TRAILER_LEN,
-					   &t) == MS_OK);
+		CHECK_ERR(ms_mod_trailer_build(sig_len, p + mod_len + sig_len, MS_MOD_TRAILER_LEN,
+					   &t), MS_OK);
 		*len = mod_len + sig_len + t;
 	}
 	tm_write(path, p, *len, 0644);
@@ -39,18 +39,18 @@ MS_TEST(modfmt_open_regular)
 	p = make_module(path, 1234, 0, &len);
 	ms_modfile_init(&mf);
 	CHECK(mf.fd == -1);
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 	CHECK(mf.fd >= 0);
 	CHECK(mf.st.st_size == 1234);
 	CHECK(mf.path == path);
 	/* Opening twice without clearing is a misuse. */
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_E_ARG);
 	ms_modfile_clear(&mf);
 	CHECK(mf.fd == -1);
 	ms_modfile_clear(&mf);
 	ms_modfile_clear(NULL);
 	/* Reusable after clear. */
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 	ms_modfile_clear(&mf);
 	free(p);
 	tm_done();
@@ -69,7 +69,7 @@ MS_TEST(modfmt_open_symlink_refused)
 	p = make_module(path, 100, 0, &len);
 	CHECK(symlink("a.ko", link) == 0);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, link), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, link), MS_E_ARG);
 	CHECK(mf.sys_errno == ELOOP);
 	CHECK_STR_EQ(mf.op, "open");
 	CHECK(mf.err_path == link);
@@ -85,7 +85,7 @@ MS_TEST(modfmt_open_directory_refused)
 	struct ms_modfile mf;
 
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, d), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, d), MS_E_ARG);
 	CHECK(mf.sys_errno == EISDIR);
 	CHECK_STR_EQ(mf.op, "open");
 	CHECK(mf.fd == -1);
@@ -101,7 +101,7 @@ MS_TEST(modfmt_open_missing)
 
 	tm_join(path, d, "none.ko");
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_E_IO);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_E_IO);
 	CHECK(mf.sys_errno == ENOENT);
 	CHECK_STR_EQ(mf.op, "open");
 	CHECK(mf.err_path == path);
@@ -118,21 +118,21 @@ MS_TEST(modfmt_open_empty_and_fifo_refused)
 	tm_join(path, d, "empty.ko");
 	tm_write(path, NULL, 0, 0644);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_E_ARG);
 	CHECK(mf.sys_errno == ENODATA);
 	ms_modfile_clear(&mf);
 
 	/* A FIFO with no writer: refused, without blocking in open(). */
 	tm_join(path, d, "fifo.ko");
 	CHECK(mkfifo(path, 0600) == 0);
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_E_ARG);
 	CHECK(mf.sys_errno == EINVAL && mf.file_type == S_IFIFO);
 	ms_modfile_clear(&mf);
 	/* /dev/null: a character device, said so. */
-	CHECK_EQ(ms_modfile_open(&mf, "/dev/null"), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, "/dev/null"), MS_E_ARG);
 	CHECK(mf.sys_errno == EINVAL && mf.file_type == S_IFCHR);
 	ms_modfile_clear(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, d), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, d), MS_E_ARG);
 	CHECK(mf.sys_errno == EISDIR && mf.file_type == S_IFDIR);
 	ms_modfile_clear(&mf);
 	tm_done();
@@ -156,9 +156,9 @@ MS_TEST(modfmt_read_whole)
 		size_t n = 0;
 
 		ms_modfile_init(&mf);
-		CHECK_EQ(ms_modfile_open(&mf, path), MS_OK);
+		CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 		for (;;) {
-			CHECK_EQ(ms_modfile_read(&mf, buf, caps[c], &n), MS_OK);
+			CHECK_ERR(ms_modfile_read(&mf, buf, caps[c], &n), MS_OK);
 			if (n == 0) {
 				break;
 			}
@@ -169,14 +169,14 @@ MS_TEST(modfmt_read_whole)
 		CHECK(off == len);
 		/* Still the end when asked again. */
 		CHECK(ms_modfile_read(&mf, buf, caps[c], &n) == MS_OK && n == 0);
-		CHECK_EQ(ms_modfile_read(&mf, buf, 0, &n), MS_E_ARG);
+		CHECK_ERR(ms_modfile_read(&mf, buf, 0, &n), MS_E_ARG);
 		/* From the first byte again after a rewind. */
-		CHECK_EQ(ms_modfile_rewind(&mf), MS_OK);
-		CHECK_EQ(ms_modfile_read(&mf, buf, caps[c], &n), MS_OK);
+		CHECK_ERR(ms_modfile_rewind(&mf), MS_OK);
+		CHECK_ERR(ms_modfile_read(&mf, buf, caps[c], &n), MS_OK);
 		CHECK(n == (caps[c] < len ? caps[c] : len));
 		CHECK_EQ_BYTES(buf, p, n);
 		ms_modfile_clear(&mf);
-		CHECK_EQ(ms_modfile_rewind(&mf), MS_E_ARG);
+		CHECK_ERR(ms_modfile_rewind(&mf), MS_E_ARG);
 	}
 	free(buf);
 	free(p);
@@ -196,16 +196,16 @@ MS_TEST(modfmt_read_detects_growth_and_shrink)
 	tm_join(path, d, "a.ko");
 	p = make_module(path, 100, 0, &len);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 	tm_append(path, (const uint8_t *)"x", 1);
 	CHECK(ms_modfile_read(&mf, buf, sizeof(buf), &n) == MS_OK && n == 64);
 	CHECK(ms_modfile_read(&mf, buf, sizeof(buf), &n) == MS_OK && n == 36);
-	CHECK_EQ(ms_modfile_read(&mf, buf, sizeof(buf), &n), MS_E_CHANGED);
+	CHECK_ERR(ms_modfile_read(&mf, buf, sizeof(buf), &n), MS_E_CHANGED);
 	ms_modfile_clear(&mf);
 
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 	CHECK(truncate(path, 50) == 0);
-	CHECK_EQ(ms_modfile_read(&mf, buf, sizeof(buf), &n), MS_E_CHANGED);
+	CHECK_ERR(ms_modfile_read(&mf, buf, sizeof(buf), &n), MS_E_CHANGED);
 	ms_modfile_clear(&mf);
 	free(p);
 	tm_done();
@@ -220,7 +220,7 @@ state_of(const char *path, const uint8_t *bytes, size_t len, struct ms_mod_sig_i
 
 	tm_write(path, bytes, len, 0644);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
 	err = ms_modfile_sig_state(&mf, info);
 	ms_modfile_clear(&mf);
 	return err;
@@ -236,28 +236,28 @@ MS_TEST(modfmt_sig_state)
 
 	tm_join(path, d, "a.ko");
 	memset(buf, 0x5a, sizeof(buf));
-	CHECK_EQ(state_of(path, buf, 1, &info), MS_E_NOTFOUND);
-	CHECK_EQ(state_of(path, buf, 40, &info), MS_E_NOTFOUND);
-	CHECK_EQ(state_of(path, buf, sizeof(buf), &info), MS_E_NOTFOUND);
+	CHECK_ERR(state_of(path, buf, 1, &info), MS_E_NOTFOUND);
+	CHECK_ERR(state_of(path, buf, 40, &info), MS_E_NOTFOUND);
+	CHECK_ERR(state_of(path, buf, sizeof(buf), &info), MS_E_NOTFOUND);
 
 	/* Signed: 100 module bytes, a 403-byte blob, the trailer. */
-	CHECK_EQ(ms_mod_trailer_build(403, buf + 503, 40, &t), MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(403, buf + 503, 40, &t), MS_OK);
 	memset(&info, 0, sizeof(info));
-	CHECK_EQ(state_of(path, buf, 543, &info), MS_OK);
+	CHECK_ERR(state_of(path, buf, 543, &info), MS_OK);
 	CHECK(info.sig_len == 403 && info.id_type == 2);
 	/* The same trailer with no module byte before the blob. */
-	CHECK_EQ(state_of(path, buf + 100, 443, &info), MS_E_MALFORMED);
+	CHECK_ERR(state_of(path, buf + 100, 443, &info), MS_E_MALFORMED);
 	/* id_type 1 (PKEY_ID_X509). */
 	buf[503 + 2] = 1;
-	CHECK_EQ(state_of(path, buf, 543, &info), MS_E_MALFORMED);
+	CHECK_ERR(state_of(path, buf, 543, &info), MS_E_MALFORMED);
 
 	/* Files too short to hold a signature, ending in the marker. */
 	memcpy(buf, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
-	CHECK_EQ(state_of(path, buf, MS_MOD_MAGIC_LEN, &info), MS_E_NOTFOUND);
+	CHECK_ERR(state_of(path, buf, MS_MOD_MAGIC_LEN, &info), MS_E_NOTFOUND);
 	for (size_t len = MS_MOD_MAGIC_LEN + 1; len <= MS_MOD_TRAILER_LEN; len++) {
 		memset(buf, 0, sizeof(buf));
 		memcpy(buf + len - MS_MOD_MAGIC_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
-		CHECK_EQ(state_of(path, buf, len, &info), MS_E_MALFORMED);
+		CHECK_ERR(state_of(path, buf, len, &info), MS_E_MALFORMED);
 	}
 	tm_done();
 }
@@ -273,17 +273,17 @@ MS_TEST(modfmt_read_small_ok)
 	tm_join(path, d, "pin");
 	tm_join(link, d, "pin-link");
 	tm_write(path, (const uint8_t *)"1234\n", 5, 0600);
-	CHECK_EQ(ms_file_read_small(path, 5, &out, &out_len, &f), MS_OK);
+	CHECK_ERR(ms_file_read_small(path, 5, &out, &out_len, &f), MS_OK);
 	CHECK(out_len == 5 && memcmp(out, "1234\n", 6) == 0);	/* NUL-terminated */
 	free(out);
 	/* Through a symlink too; no failure record needed. */
 	CHECK(symlink("pin", link) == 0);
-	CHECK_EQ(ms_file_read_small(link, 4096, &out, &out_len, NULL), MS_OK);
+	CHECK_ERR(ms_file_read_small(link, 4096, &out, &out_len, NULL), MS_OK);
 	CHECK(out_len == 5 && out[5] == 0);
 	free(out);
 	/* Empty file. */
 	tm_write(path, NULL, 0, 0600);
-	CHECK_EQ(ms_file_read_small(path, 0, &out, &out_len, &f), MS_OK);
+	CHECK_ERR(ms_file_read_small(path, 0, &out, &out_len, &f), MS_OK);
 	CHECK(out_len == 0 && out != NULL && out[0] == 0);
 	free(out);
 	tm_done();
@@ -299,21 +299,21 @@ MS_TEST(modfmt_read_small_errors)
 
 	tm_join(path, d, "cert");
 	tm_write(path, (const uint8_t *)"123456", 6, 0644);
-	CHECK_EQ(ms_file_read_small(path, 5, &out, &out_len, &f), MS_E_ARG);
+	CHECK_ERR(ms_file_read_small(path, 5, &out, &out_len, &f), MS_E_ARG);
 	CHECK(f.sys_errno == EFBIG && out == NULL);
-	CHECK_EQ(ms_file_read_small(d, 4096, &out, &out_len, &f), MS_E_ARG);
+	CHECK_ERR(ms_file_read_small(d, 4096, &out, &out_len, &f), MS_E_ARG);
 	CHECK(f.sys_errno == EISDIR && strcmp(f.op, "open") == 0);
 	tm_join(path, d, "none");
-	CHECK_EQ(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_IO);
+	CHECK_ERR(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_IO);
 	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open") == 0);
 	tm_join(path, d, "fifo");
 	CHECK(mkfifo(path, 0600) == 0);
-	CHECK_EQ(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_ARG);
+	CHECK_ERR(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_ARG);
 	CHECK(f.sys_errno == EINVAL && f.file_type == S_IFIFO);
-	CHECK_EQ(ms_file_read_small("/dev/null", 4096, &out, &out_len, &f), MS_E_ARG);
+	CHECK_ERR(ms_file_read_small("/dev/null", 4096, &out, &out_len, &f), MS_E_ARG);
 	CHECK(f.sys_errno == EINVAL && f.file_type == S_IFCHR);
-	CHECK_EQ(ms_file_read_small(NULL, 4096, &out, &out_len, &f), MS_E_ARG);
-	CHECK_EQ(ms_file_read_small(path, 4096, NULL, &out_len, &f), MS_E_ARG);
+	CHECK_ERR(ms_file_read_small(NULL, 4096, &out, &out_len, &f), MS_E_ARG);
+	CHECK_ERR(ms_file_read_small(path, 4096, NULL, &out_len, &f), MS_E_ARG);
 	tm_done();
 }
 
@@ -328,7 +328,7 @@ MS_TEST(modfmt_read_small_size_changed)
 	if (stat("/proc/self/status", &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) {
 		MS_SKIP("no /proc");
 	}
-	CHECK_EQ(ms_file_read_small("/proc/self/status", 4096, &out, &out_len, &f), MS_E_CHANGED);
+	CHECK_ERR(ms_file_read_small("/proc/self/status", 4096, &out, &out_len, &f), MS_E_CHANGED);
 	CHECK(out == NULL && strcmp(f.op, "read") == 0);
 }
 
@@ -345,7 +345,7 @@ MS_TEST(modfmt_read_small_unreadable)
 	}
 	tm_join(path, d, "key");
 	tm_write(path, (const uint8_t *)"secret", 6, 0000);
-	CHECK_EQ(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_IO);
+	CHECK_ERR(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_IO);
 	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
 	tm_done();
 }

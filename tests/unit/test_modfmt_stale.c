@@ -69,7 +69,7 @@ MS_TEST(modfmt_stale_only_dead_runs_own_files)
 	snprintf(path, sizeof(path), "%s/%s", dir, link_name);
 	CHECK(symlink("a.ko", path) == 0);
 
-	CHECK(ms_mod_tmp_clean_dir(dir, &removed) == MS_OK);
+	CHECK_ERR(ms_mod_tmp_clean_dir(dir, &removed), MS_OK);
 	CHECK(removed == 1);
 	CHECK(!exists(dir, dead));
 	CHECK(exists(dir, live));
@@ -87,6 +87,6 @@ MS_TEST(modfmt_stale_missing_dir)
 {
 	size_t removed = 5;
 
-	CHECK(ms_mod_tmp_clean_dir("/nonexistent/modsign-stale", &removed) == MS_E_IO);
+	CHECK_ERR(ms_mod_tmp_clean_dir("/nonexistent/modsign-stale", &removed), MS_E_IO);
 	CHECK(removed == 0);
 }

@@ -33,18 +33,18 @@ MS_TEST(modfmt_trailer_known_bytes)
 
 	CHECK_EQ(want_len, MS_MOD_TRAILER_LEN);
 	CHECK_EQ(strlen(MS_MOD_MAGIC), MS_MOD_MAGIC_LEN);
-	CHECK_EQ(ms_mod_trailer_build(0x0193, out, sizeof(out), &out_len), MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(0x0193, out, sizeof(out), &out_len), MS_OK);
 	CHECK_EQ(out_len, MS_MOD_TRAILER_LEN);
 	CHECK_EQ_BYTES(out, want, MS_MOD_TRAILER_LEN);
 
 	/* Big-endian, every byte distinct. */
 	want_len = ms_test_hex("00 00 02 00 00 00 00 00 01 02 03 04" MAGIC_HEX, want, sizeof(want));
-	CHECK_EQ(ms_mod_trailer_build(0x01020304, out, sizeof(out), &out_len), MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(0x01020304, out, sizeof(out), &out_len), MS_OK);
 	CHECK(out_len == want_len);
 	CHECK_EQ_BYTES(out, want, want_len);
 
 	want_len = ms_test_hex("00 00 02 00 00 00 00 00 ff ff ff ff" MAGIC_HEX, want, sizeof(want));
-	CHECK_EQ(ms_mod_trailer_build(0xffffffff, out, sizeof(out), &out_len), MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(0xffffffff, out, sizeof(out), &out_len), MS_OK);
 	CHECK_EQ_BYTES(out, want, want_len);
 }
 
@@ -52,9 +52,9 @@ MS_TEST(modfmt_trailer_size_query)
 {
 	size_t out_len = 0;
 
-	CHECK_EQ(ms_mod_trailer_build(5, NULL, 0, &out_len), MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(5, NULL, 0, &out_len), MS_OK);
 	CHECK_EQ(out_len, MS_MOD_TRAILER_LEN);
-	CHECK_EQ(ms_mod_trailer_build(5, NULL, 0, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_trailer_build(5, NULL, 0, NULL), MS_E_ARG);
 }
 
 MS_TEST(modfmt_trailer_every_capacity)
@@ -73,13 +73,13 @@ MS_TEST(modfmt_trailer_every_capacity)
 			CHECK(buf[i] == 0xa5);
 		}
 		if (cap < MS_MOD_TRAILER_LEN) {
-			CHECK_EQ(err, MS_E_NOSPACE);
+			CHECK_ERR(err, MS_E_NOSPACE);
 			for (size_t i = 4; i < sizeof(buf); i++) {
 				CHECK(buf[i] == 0xa5);
 			}
 			continue;
 		}
-		CHECK_EQ(err, MS_OK);
+		CHECK_ERR(err, MS_OK);
 		CHECK_EQ(out_len, MS_MOD_TRAILER_LEN);
 		CHECK_EQ_BYTES(buf + 4, want, MS_MOD_TRAILER_LEN);
 		for (size_t i = 4 + MS_MOD_TRAILER_LEN; i < sizeof(buf); i++) {
@@ -94,9 +94,9 @@ MS_TEST(modfmt_trailer_parse_round_trip)
 	size_t len = 0;
 	struct ms_mod_sig_info info;
 
-	CHECK_EQ(ms_mod_trailer_build(0x0193, tail, sizeof(tail), &len), MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(0x0193, tail, sizeof(tail), &len), MS_OK);
 	memset(&info, 0xee, sizeof(info));
-	CHECK_EQ(ms_mod_trailer_parse(tail, len, 1000, &info), MS_OK);
+	CHECK_ERR(ms_mod_trailer_parse(tail, len, 1000, &info), MS_OK);
 	CHECK(info.sig_len == 0x0193);
 	CHECK_EQ(info.id_type, MS_MOD_ID_PKCS7);
 	CHECK(info.algo == 0 && info.hash == 0 && info.signer_len == 0 && info.key_id_len == 0);
@@ -109,12 +109,12 @@ MS_TEST(modfmt_trailer_parse_unsigned)
 	struct ms_mod_sig_info info;
 
 	memset(tail, 0, sizeof(tail));
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_NOTFOUND);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_NOTFOUND);
 	/* Any single byte of the marker wrong: not a signature at all. */
 	for (size_t i = 12; i < MS_MOD_TRAILER_LEN; i++) {
 		good_tail(tail, 100);
 		tail[i] ^= 0x01;
-		CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_NOTFOUND);
+		CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_NOTFOUND);
 	}
 	/* The marker must end the tail, not just appear in it. */
 	{
@@ -122,7 +122,7 @@ MS_TEST(modfmt_trailer_parse_unsigned)
 
 		good_tail(big, 100);
 		big[MS_MOD_TRAILER_LEN] = '\n';
-		CHECK_EQ(ms_mod_trailer_parse(big, sizeof(big), 4096, &info), MS_E_NOTFOUND);
+		CHECK_ERR(ms_mod_trailer_parse(big, sizeof(big), 4096, &info), MS_E_NOTFOUND);
 	}
 }
 
@@ -147,7 +147,7 @@ MS_TEST(modfmt_trailer_parse_nonzero_fields)
 		}
 		good_tail(tail, 100);
 		tail[2] = (uint8_t)v;
-		CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_MALFORMED);
+		CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_MALFORMED);
 	}
 }
 
@@ -158,25 +158,25 @@ MS_TEST(modfmt_trailer_parse_sig_len_limits)
 
 	/* sig_len < file_len - 40: at least one module byte. */
 	good_tail(tail, 1000 - 41);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 1000, &info), MS_OK);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 1000, &info), MS_OK);
 	CHECK(info.sig_len == 959);
 	good_tail(tail, 1000 - 40);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 1000, &info), MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 1000, &info), MS_E_MALFORMED);
 	good_tail(tail, 1000);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 1000, &info), MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 1000, &info), MS_E_MALFORMED);
 
 	/* Smallest files: 41 bytes with an empty blob, 40 bytes never. */
 	good_tail(tail, 0);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 41, &info), MS_OK);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 40, &info), MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 41, &info), MS_OK);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 40, &info), MS_E_MALFORMED);
 
 	/* Largest sig_len: no wrap-around at either end. */
 	good_tail(tail, 0xffffffff);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_E_MALFORMED);
 	CHECK(ms_mod_trailer_parse(tail, sizeof(tail), 0xffffffffull + 40, &info) ==
 	      MS_E_MALFORMED);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 0xffffffffull + 41, &info), MS_OK);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), UINT64_MAX, &info), MS_OK);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 0xffffffffull + 41, &info), MS_OK);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), UINT64_MAX, &info), MS_OK);
 	CHECK(info.sig_len == 0xffffffff);
 	good_tail(tail, 0x80000000);
 	CHECK(ms_mod_trailer_parse(tail, sizeof(tail), 0x80000000ull + 40, &info) ==
@@ -192,13 +192,13 @@ MS_TEST(modfmt_trailer_parse_bad_args)
 	good_tail(tail + 8, 5);
 	/* Truncated tails are the caller's error, whatever they hold. */
 	for (size_t n = 0; n < MS_MOD_TRAILER_LEN; n++) {
-		CHECK_EQ(ms_mod_trailer_parse(tail + sizeof(tail) - n, n, 4096, &info), MS_E_ARG);
+		CHECK_ERR(ms_mod_trailer_parse(tail + sizeof(tail) - n, n, 4096, &info), MS_E_ARG);
 	}
-	CHECK_EQ(ms_mod_trailer_parse(tail + 8, MS_MOD_TRAILER_LEN, 39, &info), MS_E_ARG);
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), MS_MOD_TRAILER_LEN, &info), MS_E_ARG);
-	CHECK_EQ(ms_mod_trailer_parse(NULL, MS_MOD_TRAILER_LEN, 4096, &info), MS_E_ARG);
-	CHECK_EQ(ms_mod_trailer_parse(tail + 8, MS_MOD_TRAILER_LEN, 4096, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_trailer_parse(tail + 8, MS_MOD_TRAILER_LEN, 39, &info), MS_E_ARG);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), MS_MOD_TRAILER_LEN, &info), MS_E_ARG);
+	CHECK_ERR(ms_mod_trailer_parse(NULL, MS_MOD_TRAILER_LEN, 4096, &info), MS_E_ARG);
+	CHECK_ERR(ms_mod_trailer_parse(tail + 8, MS_MOD_TRAILER_LEN, 4096, NULL), MS_E_ARG);
 	/* A longer tail: only its last 40 bytes count. */
-	CHECK_EQ(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_OK);
+	CHECK_ERR(ms_mod_trailer_parse(tail, sizeof(tail), 4096, &info), MS_OK);
 	CHECK(info.sig_len == 5);
 }

@@ -170,8 +170,8 @@ tm_fixture_make(struct tm_fixture *fx, const char *dir, const char *name, mode_t
 	CHECK(fx->want != NULL);
 	memcpy(fx->want, fx->mod, TM_MOD_LEN);
 	memcpy(fx->want + TM_MOD_LEN, fx->cms, TM_CMS_LEN);
-	CHECK(ms_mod_trailer_build(TM_CMS_LEN, fx->want + TM_MOD_LEN + TM_CMS_LEN,
-				   MS_MOD_TRAILER_LEN, &t) == MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(TM_CMS_LEN, fx->want + TM_MOD_LEN + TM_CMS_LEN,
+				   MS_MOD_TRAILER_LEN, &t), MS_OK);
 	tm_write(fx->path, fx->mod, TM_MOD_LEN, mode);
 }
 
@@ -196,6 +196,6 @@ ms_err
 tm_sign(struct tm_fixture *fx, struct ms_modfile *mf, const char *dest)
 {
 	ms_modfile_init(mf);
-	CHECK(ms_modfile_open(mf, fx->path) == MS_OK);
+	CHECK_ERR(ms_modfile_open(mf, fx->path), MS_OK);
 	return ms_modfile_write_signed(mf, dest, fx->cms, TM_CMS_LEN, MS_WRITE_REPLACE);
 }

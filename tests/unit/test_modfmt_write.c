@@ -22,15 +22,15 @@ MS_TEST(modfmt_write_in_place)
 		struct ms_mod_sig_info info;
 
 		tm_fixture_make(&fx, d, "a.ko", modes[i]);
-		CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+		CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 		CHECK(tm_mode_of(fx.path) == modes[i]);
 		CHECK(tm_count(d) == 1);
 		/* The result reads back as signed. */
 		ms_modfile_init(&mf);
-		CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
-		CHECK_EQ(ms_modfile_sig_state(&mf, &info), MS_OK);
+		CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
+		CHECK_ERR(ms_modfile_sig_state(&mf, &info), MS_OK);
 		CHECK(info.sig_len == TM_CMS_LEN);
 		ms_modfile_clear(&mf);
 		tm_fixture_free(&fx);
@@ -47,9 +47,9 @@ MS_TEST(modfmt_write_signed_twice_appends)
 
 	/* modfmt has no policy: a second signature is appended, as sign-file does. */
 	tm_fixture_make(&fx, d, "a.ko", 0644);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
 	twice = malloc(2 * fx.want_len - TM_MOD_LEN);
 	CHECK(twice != NULL);
@@ -76,10 +76,10 @@ MS_TEST(modfmt_write_dest)
 	tm_join(dest2, sub, "c.ko");
 
 	/* Same directory, then another one; then over an existing file. */
-	CHECK_EQ(tm_sign(&fx, &mf, dest), MS_OK);
-	CHECK_EQ(ms_modfile_write_signed(&mf, dest2, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, dest), MS_OK);
+	CHECK_ERR(ms_modfile_write_signed(&mf, dest2, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_OK);
 	tm_write(dest, (const uint8_t *)"old", 3, 0600);
-	CHECK_EQ(ms_modfile_write_signed(&mf, dest, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_OK);
+	CHECK_ERR(ms_modfile_write_signed(&mf, dest, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_OK);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
 	CHECK(tm_equals(dest, fx.want, fx.want_len));
@@ -89,7 +89,7 @@ MS_TEST(modfmt_write_dest)
 
 	/* A dest with no directory part is relative to the working directory. */
 	CHECK(chdir(sub) == 0);
-	CHECK_EQ(tm_sign(&fx, &mf, "rel.ko"), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, "rel.ko"), MS_OK);
 	ms_modfile_clear(&mf);
 	tm_join(rel, sub, "rel.ko");
 	CHECK(tm_equals(rel, fx.want, fx.want_len));
@@ -114,9 +114,9 @@ MS_TEST(modfmt_write_dest_refused)
 	CHECK(symlink("victim", link) == 0);
 	CHECK(mkdir(dir, 0755) == 0);
 
-	CHECK_EQ(tm_sign(&fx, &mf, link), MS_E_ARG);
+	CHECK_ERR(tm_sign(&fx, &mf, link), MS_E_ARG);
 	CHECK(mf.sys_errno == ELOOP && mf.err_path == link);
-	CHECK_EQ(ms_modfile_write_signed(&mf, dir, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
+	CHECK_ERR(ms_modfile_write_signed(&mf, dir, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
 	CHECK(mf.sys_errno == EISDIR);
 	CHECK(ms_modfile_write_signed(&mf, missing, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_IO);
@@ -125,7 +125,7 @@ MS_TEST(modfmt_write_dest_refused)
 	CHECK(ms_modfile_write_signed(&mf, missing, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_IO);
 	CHECK(mf.sys_errno == ENOTDIR);
-	CHECK_EQ(ms_modfile_write_signed(&mf, "", fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
+	CHECK_ERR(ms_modfile_write_signed(&mf, "", fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
 	ms_modfile_clear(&mf);
 
 	CHECK(tm_equals(victim, (const uint8_t *)"keep", 4));
@@ -144,10 +144,10 @@ MS_TEST(modfmt_write_bad_args)
 
 	tm_fixture_make(&fx, d, "a.ko", 0644);
 	ms_modfile_init(&mf);
-	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) == MS_E_ARG);
-	CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
-	CHECK_EQ(ms_modfile_write_signed(&mf, NULL, fx.cms, 0, MS_WRITE_REPLACE), MS_E_ARG);
-	CHECK_EQ(ms_modfile_write_signed(&mf, NULL, NULL, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, fx.cms, 0, MS_WRITE_REPLACE), MS_E_ARG);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, NULL, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
 	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, (enum ms_write_mode)7) ==
 	      MS_E_ARG);
 	CHECK(ms_modfile_write_signed(NULL, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
@@ -180,8 +180,8 @@ MS_TEST(modfmt_write_size_limits)
 	/* Sparse: room for the trailer but not for the PKCS#7 too. */
 	CHECK(truncate(big, (off_t)(MS_MOD_SIZE_MAX - MS_MOD_TRAILER_LEN - TM_CMS_LEN + 1)) == 0);
 	ms_modfile_init(&mf);
-	CHECK(ms_modfile_open(&mf, big) == MS_OK);
-	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) == MS_E_ARG);
+	CHECK_ERR(ms_modfile_open(&mf, big), MS_OK);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_E_ARG);
 	CHECK(mf.sys_errno == EFBIG && mf.err_path == big);
 	ms_modfile_clear(&mf);
 	CHECK(tm_count(d) == 2 && tm_count_tmp(d) == 0);
@@ -191,10 +191,10 @@ MS_TEST(modfmt_write_size_limits)
 	tm_write(empty, NULL, 0, 0644);
 	CHECK(ms_modfile_open(&mf, empty) == MS_E_ARG && mf.sys_errno == ENODATA);
 	ms_modfile_clear(&mf);
-	CHECK(ms_modfile_open_flags(&mf, empty, MS_MODFILE_EMPTY_OK) == MS_OK);
-	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) == MS_OK);
+	CHECK_ERR(ms_modfile_open_flags(&mf, empty, MS_MODFILE_EMPTY_OK), MS_OK);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE), MS_OK);
 	ms_modfile_clear(&mf);
-	CHECK(ms_mod_trailer_build(TM_CMS_LEN, trailer, sizeof(trailer), &t) == MS_OK);
+	CHECK_ERR(ms_mod_trailer_build(TM_CMS_LEN, trailer, sizeof(trailer), &t), MS_OK);
 	want = malloc(TM_CMS_LEN + t);
 	CHECK(want != NULL);
 	memcpy(want, fx.cms, TM_CMS_LEN);
@@ -223,7 +223,7 @@ MS_TEST(modfmt_write_source_changed)
 
 	/* Grown after open: in place and to a dest. */
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 	tm_append(fx.path, (const uint8_t *)"x", 1);
 	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_CHANGED);
@@ -237,7 +237,7 @@ MS_TEST(modfmt_write_source_changed)
 	/* Shrunk after open: the copy runs short. */
 	tm_write(fx.path, fx.mod, TM_MOD_LEN, 0644);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 	CHECK(truncate(fx.path, 10) == 0);
 	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_CHANGED);
@@ -248,7 +248,7 @@ MS_TEST(modfmt_write_source_changed)
 	/* Same size, other mtime. */
 	tm_write(fx.path, fx.mod, TM_MOD_LEN, 0644);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 	CHECK(utimensat(AT_FDCWD, fx.path, ts, 0) == 0);
 	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_CHANGED);
@@ -272,7 +272,7 @@ MS_TEST(modfmt_write_path_replaced)
 	tm_join(other, d, "other");
 	tm_write(other, (const uint8_t *)"other", 5, 0644);
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 	CHECK(rename(other, fx.path) == 0);
 	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_CHANGED);
@@ -291,7 +291,7 @@ MS_TEST(modfmt_write_path_replaced)
 		CHECK(mkdir(sub, 0755) == 0);
 		tm_write(mod, fx.mod, TM_MOD_LEN, 0644);
 		ms_modfile_init(&mf);
-		CHECK_EQ(ms_modfile_open(&mf, mod), MS_OK);
+		CHECK_ERR(ms_modfile_open(&mf, mod), MS_OK);
 		CHECK(rename(sub, old) == 0);
 		CHECK(mkdir(sub, 0755) == 0);
 		tm_write(mod, (const uint8_t *)"other", 5, 0644);
@@ -306,7 +306,7 @@ MS_TEST(modfmt_write_path_replaced)
 	/* Removed: not recreated. */
 	ms_modfile_init(&mf);
 	tm_write(fx.path, fx.mod, TM_MOD_LEN, 0644);
-	CHECK_EQ(ms_modfile_open(&mf, fx.path), MS_OK);
+	CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
 	CHECK(unlink(fx.path) == 0);
 	CHECK(ms_modfile_write_signed(&mf, NULL, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_CHANGED);
@@ -330,7 +330,7 @@ MS_TEST(modfmt_write_readonly_dir)
 	CHECK(mkdir(sub, 0755) == 0);
 	tm_fixture_make(&fx, sub, "a.ko", 0644);
 	CHECK(chmod(sub, 0555) == 0);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_E_IO);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_E_IO);
 	CHECK(mf.sys_errno == EACCES && strcmp(mf.op, "open") == 0 && mf.err_path == fx.path);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
@@ -354,14 +354,14 @@ MS_TEST(modfmt_write_owner_kept_in_place)
 	tm_join(dest, d, "b.ko");
 	CHECK(chown(fx.path, 12345, 23456) == 0);
 	CHECK(chmod(fx.path, 06755) == 0);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
 	CHECK(lstat(fx.path, &st) == 0);
 	CHECK(st.st_uid == 12345 && st.st_gid == 23456);
 	CHECK((st.st_mode & 07777) == 06755);
 
 	/* A dest stays the writer's, without set-id bits. */
-	CHECK_EQ(tm_sign(&fx, &mf, dest), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, dest), MS_OK);
 	ms_modfile_clear(&mf);
 	CHECK(lstat(dest, &st) == 0);
 	CHECK(st.st_uid == geteuid() && (st.st_mode & 07777) == 0755);

@@ -78,13 +78,13 @@ compress(enum ms_zfmt fmt, const uint8_t *p, size_t len, size_t piece)
 	struct ms_mod_zsink sink = { zbuf_write, &b };
 	struct ms_mod_zenc *e = NULL;
 
-	CHECK(ms_mod_zenc_new(fmt, len, &e) == MS_OK);
+	CHECK_ERR(ms_mod_zenc_new(fmt, len, &e), MS_OK);
 	for (size_t off = 0; off < len; off += piece) {
 		size_t n = len - off < piece ? len - off : piece;
 
-		CHECK(ms_mod_zenc_update(e, p + off, n, &sink) == MS_OK);
+		CHECK_ERR(ms_mod_zenc_update(e, p + off, n, &sink), MS_OK);
 	}
-	CHECK(ms_mod_zenc_final(e, &sink) == MS_OK);
+	CHECK_ERR(ms_mod_zenc_final(e, &sink), MS_OK);
 	ms_mod_zenc_free(e);
 	return b;
 }
@@ -97,7 +97,7 @@ decompress(enum ms_zfmt fmt, const uint8_t *z, size_t len, size_t piece, uint64_
 	struct ms_mod_zdec *d = NULL;
 	ms_err err;
 
-	CHECK(ms_mod_zdec_new(fmt, limit, 0, &d) == MS_OK);
+	CHECK_ERR(ms_mod_zdec_new(fmt, limit, 0, &d), MS_OK);
 	err = MS_OK;
 	for (size_t off = 0; off < len && err == MS_OK; off += piece) {
 		size_t n = len - off < piece ? len - off : piece;
@@ -163,13 +163,13 @@ MS_TEST(zmod_names)
 	CHECK(ms_mod_zfmt_is_module_name(".ko.xz"));
 	CHECK(!ms_mod_zfmt_is_module_name(NULL));
 
-	CHECK(ms_mod_zfmt_p7s_name("d/x.ko", out, sizeof(out)) == MS_OK);
+	CHECK_ERR(ms_mod_zfmt_p7s_name("d/x.ko", out, sizeof(out)), MS_OK);
 	CHECK(strcmp(out, "d/x.ko.p7s") == 0);
-	CHECK(ms_mod_zfmt_p7s_name("d/x.ko.xz", out, sizeof(out)) == MS_OK);
+	CHECK_ERR(ms_mod_zfmt_p7s_name("d/x.ko.xz", out, sizeof(out)), MS_OK);
 	CHECK(strcmp(out, "d/x.ko.p7s") == 0);
-	CHECK(ms_mod_zfmt_p7s_name("d/x.ko.zst", out, sizeof(out)) == MS_OK);
+	CHECK_ERR(ms_mod_zfmt_p7s_name("d/x.ko.zst", out, sizeof(out)), MS_OK);
 	CHECK(strcmp(out, "d/x.ko.p7s") == 0);
-	CHECK(ms_mod_zfmt_p7s_name("x.gz", out, sizeof(out)) == MS_OK);
+	CHECK_ERR(ms_mod_zfmt_p7s_name("x.gz", out, sizeof(out)), MS_OK);
 	CHECK(strcmp(out, "x.p7s") == 0);
 	/* Every capacity: too small is MS_E_NOSPACE, never a truncated name. */
 	for (size_t cap = 0; cap <= 11; cap++) {
@@ -201,8 +201,8 @@ MS_TEST(zmod_round_trip)
 				if (pieces[k] == 1 && z.len > 70000) {
 					continue;
 				}
-				CHECK(decompress(all_fmts[f], z.p, z.len, pieces[k],
-						 MS_ZMOD_LIMIT_DEFAULT, &img, NULL) == MS_OK);
+				CHECK_ERR(decompress(all_fmts[f], z.p, z.len, pieces[k],
+						 MS_ZMOD_LIMIT_DEFAULT, &img, NULL), MS_OK);
 				CHECK(img.len == lens[l]);
 				CHECK(lens[l] == 0 || memcmp(img.p, m, lens[l]) == 0);
 				ms_mod_zimage_clear(&img);
@@ -290,8 +290,8 @@ MS_TEST(zmod_truncated_everywhere)
 		for (size_t cut = 0; cut < z.len; cut++) {
 			struct ms_mod_zimage img = { NULL, 0 };
 
-			CHECK(decompress(all_fmts[f], z.p, cut, 4096, MS_ZMOD_LIMIT_DEFAULT, &img,
-					 NULL) == MS_E_MALFORMED);
+			CHECK_ERR(decompress(all_fmts[f], z.p, cut, 4096, MS_ZMOD_LIMIT_DEFAULT, &img,
+					 NULL), MS_E_MALFORMED);
 			CHECK(img.p == NULL);
 		}
 		free(z.p);
@@ -347,24 +347,24 @@ MS_TEST(zmod_after_the_end)
 		static const uint8_t zeros[4] = { 0 };
 		const char *why = NULL;
 
-		CHECK(zbuf_write(&two, z.p, z.len) == MS_OK);
-		CHECK(zbuf_write(&two, (const uint8_t *)"x", 1) == MS_OK);
-		CHECK(decompress(all_fmts[f], two.p, two.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img,
-				 &why) == MS_E_MALFORMED);
+		CHECK_ERR(zbuf_write(&two, z.p, z.len), MS_OK);
+		CHECK_ERR(zbuf_write(&two, (const uint8_t *)"x", 1), MS_OK);
+		CHECK_ERR(decompress(all_fmts[f], two.p, two.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img,
+				 &why), MS_E_MALFORMED);
 		CHECK(strstr(why, "after the end") != NULL);
 		/* The extra byte in a call of its own. */
-		CHECK(decompress(all_fmts[f], two.p, two.len, z.len, MS_ZMOD_LIMIT_DEFAULT, &img,
-				 NULL) == MS_E_MALFORMED);
+		CHECK_ERR(decompress(all_fmts[f], two.p, two.len, z.len, MS_ZMOD_LIMIT_DEFAULT, &img,
+				 NULL), MS_E_MALFORMED);
 		two.len = z.len;
 		/* xz stream padding (4 zero bytes, which `xz -d` accepts). */
-		CHECK(zbuf_write(&two, zeros, sizeof(zeros)) == MS_OK);
-		CHECK(decompress(all_fmts[f], two.p, two.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img,
-				 NULL) == MS_E_MALFORMED);
+		CHECK_ERR(zbuf_write(&two, zeros, sizeof(zeros)), MS_OK);
+		CHECK_ERR(decompress(all_fmts[f], two.p, two.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img,
+				 NULL), MS_E_MALFORMED);
 		two.len = z.len;
 		/* A second whole stream, as `cat a.xz b.xz` makes. */
-		CHECK(zbuf_write(&two, z.p, z.len) == MS_OK);
-		CHECK(decompress(all_fmts[f], two.p, two.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img,
-				 NULL) == MS_E_MALFORMED);
+		CHECK_ERR(zbuf_write(&two, z.p, z.len), MS_OK);
+		CHECK_ERR(decompress(all_fmts[f], two.p, two.len, 65536, MS_ZMOD_LIMIT_DEFAULT, &img,
+				 NULL), MS_E_MALFORMED);
 		CHECK(img.p == NULL);
 		free(two.p);
 		free(z.p);
@@ -386,7 +386,7 @@ MS_TEST(zmod_limit)
 		struct ms_mod_zimage img = { NULL, 0 };
 		const char *why = NULL;
 
-		CHECK(decompress(all_fmts[f], z.p, z.len, 4096, 100000, &img, NULL) == MS_OK);
+		CHECK_ERR(decompress(all_fmts[f], z.p, z.len, 4096, 100000, &img, NULL), MS_OK);
 		CHECK(img.len == 100000);
 		ms_mod_zimage_clear(&img);
 		CHECK(decompress(all_fmts[f], z.p, z.len, 4096, 99999, &img, &why) ==
@@ -395,8 +395,8 @@ MS_TEST(zmod_limit)
 		CHECK(img.p == NULL);
 		/* 32 MiB of zeros in a few KiB, refused at 1 MiB. */
 		CHECK(bomb.len < big / 100);
-		CHECK(decompress(all_fmts[f], bomb.p, bomb.len, bomb.len, (uint64_t)1 << 20, &img,
-				 NULL) == MS_E_UNSUPPORTED);
+		CHECK_ERR(decompress(all_fmts[f], bomb.p, bomb.len, bomb.len, (uint64_t)1 << 20, &img,
+				 NULL), MS_E_UNSUPPORTED);
 		free(bomb.p);
 		free(z.p);
 	}
@@ -416,13 +416,13 @@ MS_TEST(zmod_xz_other_settings_decode)
 	CHECK(z != NULL);
 	CHECK(lzma_easy_buffer_encode(9, LZMA_CHECK_CRC64, NULL, m, 50000, z, &zlen, cap) ==
 	      LZMA_OK);
-	CHECK(decompress(MS_ZFMT_XZ, z, zlen, 4096, MS_ZMOD_LIMIT_DEFAULT, &img, NULL) == MS_OK);
+	CHECK_ERR(decompress(MS_ZFMT_XZ, z, zlen, 4096, MS_ZMOD_LIMIT_DEFAULT, &img, NULL), MS_OK);
 	CHECK(img.len == 50000 && memcmp(img.p, m, 50000) == 0);
 	ms_mod_zimage_clear(&img);
 	zlen = 0;
 	CHECK(lzma_easy_buffer_encode(6, LZMA_CHECK_SHA256, NULL, m, 50000, z, &zlen, cap) ==
 	      LZMA_OK);
-	CHECK(decompress(MS_ZFMT_XZ, z, zlen, 4096, MS_ZMOD_LIMIT_DEFAULT, &img, NULL) == MS_OK);
+	CHECK_ERR(decompress(MS_ZFMT_XZ, z, zlen, 4096, MS_ZMOD_LIMIT_DEFAULT, &img, NULL), MS_OK);
 	ms_mod_zimage_clear(&img);
 	/* The wrong decoder for the bytes: refused, not guessed. */
 	CHECK(decompress(MS_ZFMT_ZSTD, z, zlen, 4096, MS_ZMOD_LIMIT_DEFAULT, &img, NULL) ==
@@ -443,31 +443,31 @@ MS_TEST(zmod_encoder_contract)
 		struct ms_mod_zsink sink = { zbuf_write, &b };
 		struct ms_mod_zenc *e = NULL;
 
-		CHECK(ms_mod_zenc_new(all_fmts[f], 100, &e) == MS_OK);
-		CHECK(ms_mod_zenc_update(e, m, 101, &sink) == MS_E_ARG);
-		CHECK(ms_mod_zenc_update(e, m, 60, &sink) == MS_OK);
-		CHECK(ms_mod_zenc_final(e, &sink) == MS_E_ARG);	/* 40 short */
-		CHECK(ms_mod_zenc_update(e, m + 60, 40, &sink) == MS_OK);
-		CHECK(ms_mod_zenc_final(e, &sink) == MS_OK);
-		CHECK(ms_mod_zenc_final(e, &sink) == MS_E_ARG);	/* ended already */
+		CHECK_ERR(ms_mod_zenc_new(all_fmts[f], 100, &e), MS_OK);
+		CHECK_ERR(ms_mod_zenc_update(e, m, 101, &sink), MS_E_ARG);
+		CHECK_ERR(ms_mod_zenc_update(e, m, 60, &sink), MS_OK);
+		CHECK_ERR(ms_mod_zenc_final(e, &sink), MS_E_ARG);	/* 40 short */
+		CHECK_ERR(ms_mod_zenc_update(e, m + 60, 40, &sink), MS_OK);
+		CHECK_ERR(ms_mod_zenc_final(e, &sink), MS_OK);
+		CHECK_ERR(ms_mod_zenc_final(e, &sink), MS_E_ARG);	/* ended already */
 		ms_mod_zenc_free(e);
 		free(b.p);
 
 		memset(&b, 0, sizeof(b));
 		b.fail_after = 100;
-		CHECK(ms_mod_zenc_new(all_fmts[f], 200000, &e) == MS_OK);
+		CHECK_ERR(ms_mod_zenc_new(all_fmts[f], 200000, &e), MS_OK);
 		{
 			ms_err err = ms_mod_zenc_update(e, m, 200000, &sink);
 
 			if (err == MS_OK) {
 				err = ms_mod_zenc_final(e, &sink);
 			}
-			CHECK(err == MS_E_IO);
+			CHECK_ERR(err, MS_E_IO);
 		}
 		ms_mod_zenc_free(e);
 		free(b.p);
 	}
-	CHECK(ms_mod_zenc_new(MS_ZFMT_NONE, 1, NULL) == MS_E_ARG);
+	CHECK_ERR(ms_mod_zenc_new(MS_ZFMT_NONE, 1, NULL), MS_E_ARG);
 	ms_mod_zenc_free(NULL);
 	free(m);
 }
@@ -478,14 +478,14 @@ MS_TEST(zmod_decoder_args)
 	struct ms_mod_zimage img = { NULL, 0 };
 
 	CHECK(ms_mod_zdec_new(MS_ZFMT_NONE, 100, 0, &d) == MS_E_ARG && d == NULL);
-	CHECK(ms_mod_zdec_new(MS_ZFMT_XZ, 0, 0, &d) == MS_E_ARG);
-	CHECK(ms_mod_zdec_new(MS_ZFMT_XZ, (uint64_t)1 << 40, 0, &d) == MS_E_ARG);
-	CHECK(ms_mod_zdec_new(MS_ZFMT_XZ, 100, 0, &d) == MS_OK);
+	CHECK_ERR(ms_mod_zdec_new(MS_ZFMT_XZ, 0, 0, &d), MS_E_ARG);
+	CHECK_ERR(ms_mod_zdec_new(MS_ZFMT_XZ, (uint64_t)1 << 40, 0, &d), MS_E_ARG);
+	CHECK_ERR(ms_mod_zdec_new(MS_ZFMT_XZ, 100, 0, &d), MS_OK);
 	CHECK(strcmp(ms_mod_zdec_why(d), "") == 0);
-	CHECK(ms_mod_zdec_finish(d, &img) == MS_E_MALFORMED);	/* nothing given */
+	CHECK_ERR(ms_mod_zdec_finish(d, &img), MS_E_MALFORMED);	/* nothing given */
 	CHECK(strcmp(ms_mod_zdec_why(d), "empty file") == 0);
 	/* Sticky: the decoder stays failed. */
-	CHECK(ms_mod_zdec_feed(d, (const uint8_t *)"x", 1) == MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_zdec_feed(d, (const uint8_t *)"x", 1), MS_E_MALFORMED);
 	ms_mod_zdec_free(d);
 	ms_mod_zdec_free(NULL);
 	/* A legacy zstd v0.7 frame (magic 0xFD2FB527), which libzstd would decode: refused. */
@@ -494,11 +494,11 @@ MS_TEST(zmod_decoder_args)
 					       0x00, 0xc1, 0x00 };
 		const char *why = NULL;
 
-		CHECK(decompress(MS_ZFMT_ZSTD, v07, sizeof(v07), 1, MS_ZMOD_LIMIT_DEFAULT, &img,
-				 &why) == MS_E_MALFORMED);
+		CHECK_ERR(decompress(MS_ZFMT_ZSTD, v07, sizeof(v07), 1, MS_ZMOD_LIMIT_DEFAULT, &img,
+				 &why), MS_E_MALFORMED);
 		CHECK(strstr(why, "magic") != NULL);
-		CHECK(decompress(MS_ZFMT_ZSTD, v07, sizeof(v07), 64, MS_ZMOD_LIMIT_DEFAULT, &img,
-				 NULL) == MS_E_MALFORMED);
+		CHECK_ERR(decompress(MS_ZFMT_ZSTD, v07, sizeof(v07), 64, MS_ZMOD_LIMIT_DEFAULT, &img,
+				 NULL), MS_E_MALFORMED);
 	}
 }
 
@@ -517,7 +517,7 @@ MS_TEST(zmod_decode_fd)
 	tm_write(path, z.p, z.len, 0644);
 	fd = open(path, O_RDONLY);
 	CHECK(fd >= 0);
-	CHECK(ms_mod_zdec_fd(fd, z.len, MS_ZFMT_ZSTD, MS_ZMOD_LIMIT_DEFAULT, &img, &fail) == MS_OK);
+	CHECK_ERR(ms_mod_zdec_fd(fd, z.len, MS_ZFMT_ZSTD, MS_ZMOD_LIMIT_DEFAULT, &img, &fail), MS_OK);
 	CHECK(img.len == 150000 && memcmp(img.p, m, 150000) == 0);
 	ms_mod_zimage_clear(&img);
 	/* Longer than said (it grew), shorter than said (it shrank). */
@@ -548,9 +548,9 @@ compress_pooled(struct ms_mod_zpool *pool, enum ms_zfmt fmt, const uint8_t *p, s
 	struct ms_mod_zsink sink = { zbuf_write, &b };
 	struct ms_mod_zenc *e = NULL;
 
-	CHECK(ms_mod_zpool_take(pool, fmt, len, &e) == MS_OK);
-	CHECK(ms_mod_zenc_update(e, p, len, &sink) == MS_OK);
-	CHECK(ms_mod_zenc_final(e, &sink) == MS_OK);
+	CHECK_ERR(ms_mod_zpool_take(pool, fmt, len, &e), MS_OK);
+	CHECK_ERR(ms_mod_zenc_update(e, p, len, &sink), MS_OK);
+	CHECK_ERR(ms_mod_zenc_final(e, &sink), MS_OK);
 	ms_mod_zpool_give(pool, e);
 	return b;
 }
@@ -562,7 +562,7 @@ MS_TEST(zmod_pool_reuse_same_bytes)
 	struct ms_mod_zpool *pool = NULL;
 
 	CHECK(ms_mod_zpool_new(0, &pool) == MS_E_ARG && pool == NULL);
-	CHECK(ms_mod_zpool_new(1, &pool) == MS_OK);
+	CHECK_ERR(ms_mod_zpool_new(1, &pool), MS_OK);
 	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 		for (size_t f = 0; f < N_FMTS; f++) {
 			uint8_t *m = module_bytes(lens[l], (unsigned)(l + 20));
@@ -585,12 +585,12 @@ MS_TEST(zmod_pool_reuse_same_bytes)
 		struct zbuf pooled;
 		ms_err err;
 
-		CHECK(ms_mod_zpool_take(pool, all_fmts[f], 200000, &e) == MS_OK);
+		CHECK_ERR(ms_mod_zpool_take(pool, all_fmts[f], 200000, &e), MS_OK);
 		err = ms_mod_zenc_update(e, m, 200000, &sink);
 		if (err == MS_OK) {
 			err = ms_mod_zenc_final(e, &sink);
 		}
-		CHECK(err == MS_E_IO);
+		CHECK_ERR(err, MS_E_IO);
 		ms_mod_zpool_give(pool, e);
 		pooled = compress_pooled(pool, all_fmts[f], m, 5000);
 		CHECK(fresh.len == pooled.len && memcmp(fresh.p, pooled.p, fresh.len) == 0);
@@ -642,7 +642,7 @@ MS_TEST(zmod_pool_threads)
 	pthread_t t[6];
 	struct pool_worker w[6];
 
-	CHECK(ms_mod_zpool_new(2, &pool) == MS_OK);
+	CHECK_ERR(ms_mod_zpool_new(2, &pool), MS_OK);
 	for (unsigned i = 0; i < 6; i++) {
 		w[i].pool = pool;
 		w[i].seed = i;

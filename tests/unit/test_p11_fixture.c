@@ -118,7 +118,7 @@ p11t_open(const char *uri)
 		fprintf(stderr, "ms_p11_open: %s: %s\n", ms_err_str(err),
 			ms_p11_last_fail(p11)->detail);
 	}
-	CHECK(err == MS_OK);
+	CHECK_ERR(err, MS_OK);
 	return p11;
 }
 
@@ -140,7 +140,7 @@ p11t_open_login(const char *uri, struct ms_pin *pin)
 	struct ms_p11 *p11 = p11t_open(uri);
 
 	p11t_pin(pin, P11T_PIN);
-	CHECK(ms_p11_login(p11, pin, 0) == MS_OK);
+	CHECK_ERR(ms_p11_login(p11, pin, 0), MS_OK);
 	return p11;
 }
 
@@ -151,7 +151,7 @@ p11t_open_key(const char *uri, struct ms_pin *pin, enum ms_p11_key_type want)
 	struct ms_p11 *p11 = p11t_open_login(uri, pin);
 	enum ms_p11_key_type type = 0;
 
-	CHECK(ms_p11_key_find(p11, &type) == MS_OK);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_OK);
 	CHECK(type == want);
 	return p11;
 }

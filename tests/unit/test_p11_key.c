@@ -23,7 +23,7 @@ find_key(const char *uri)
 	if (err != MS_OK) {
 		fprintf(stderr, "%s: %s\n", ms_err_str(err), ms_p11_last_fail(p11)->detail);
 	}
-	CHECK(err == MS_OK);
+	CHECK_ERR(err, MS_OK);
 	CHECK(!ms_p11_key_always_authenticate(p11));
 	ms_p11_close(p11);
 	return type;
@@ -50,29 +50,29 @@ MS_TEST(p11_key_find_errors)
 	p11t_token();
 	p11 = p11t_open(URI("object=rsa2048"));
 	/* Before the login SoftHSM2 hides private keys; the message says so. */
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "not logged in") != NULL);
 	ms_p11_close(p11);
 
 	p11 = p11t_open_login(URI("object=nope"), &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "object=\"nope\"") != NULL);
 	ms_p11_close(p11);
 
 	p11 = p11t_open_login(URI("object=rsa2048;id=%02"), &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "id=02") != NULL);
 	ms_p11_close(p11);
 
 	p11 = p11t_open_login(URI("object=rsa2048;type=cert"), &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_ARG);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_ARG);
 	ms_p11_close(p11);
 
 	/* No object= nor id=: six private keys match. */
 	p11 = p11t_open_login(P11T_TOKEN P11T_URI_PATH, &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_AMBIGUOUS);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "6 objects") != NULL);
-	CHECK(ms_p11_key_public(p11, &(struct ms_p11_pubkey){ 0 }) == MS_E_ARG);
+	CHECK_ERR(ms_p11_key_public(p11, &(struct ms_p11_pubkey){ 0 }), MS_E_ARG);
 	p11t_done(p11);
 }
 
@@ -90,7 +90,7 @@ MS_TEST(p11_key_find_ambiguous_label)
 			       ms_test_data("rsa2048.key.pem"), i == 0 ? "0a" : "0b") == 0);
 	}
 	p11 = p11t_open_login(URI("object=dup"), &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_AMBIGUOUS);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "2 objects") != NULL);
 	CHECK(strstr(d, "object=\"dup\" id=0a") != NULL);
@@ -132,8 +132,8 @@ MS_TEST(p11_key_public_rsa)
 	want_len = openssl_modulus("rsa2048.key.pem", want, sizeof(want));
 	CHECK(want_len == 256);
 	p11 = p11t_open_login(URI("object=rsa2048"), &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_OK);
-	CHECK(ms_p11_key_public(p11, &pub) == MS_OK);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_OK);
+	CHECK_ERR(ms_p11_key_public(p11, &pub), MS_OK);
 	CHECK(pub.has_rsa && !pub.has_ec);
 	CHECK(pub.modulus_len == want_len);
 	CHECK_EQ_BYTES(pub.modulus, want, want_len);
@@ -162,7 +162,7 @@ MS_TEST(p11_key_public_ec)
 	CHECK(spki_len == 91);
 	p11 = p11t_open_login(URI("object=ec256"), &pin);
 	CHECK(ms_p11_key_find(p11, &type) == MS_OK && type == MS_P11_KEY_EC);
-	CHECK(ms_p11_key_public(p11, &pub) == MS_OK);
+	CHECK_ERR(ms_p11_key_public(p11, &pub), MS_OK);
 	CHECK(pub.has_ec && !pub.has_rsa);
 	CHECK(pub.ec_params_len == sizeof(p256));
 	CHECK_EQ_BYTES(pub.ec_params, p256, sizeof(p256));
@@ -195,7 +195,7 @@ MS_TEST(p11_cert_find)
 	want = ms_test_read(ms_test_data("rsa2048.x509.der"), &want_len);
 	for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
 		p11 = p11t_open(uris[i]);	/* certificates are public: no login */
-		CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_OK);
+		CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_OK);
 		CHECK(der_len == want_len);
 		CHECK_EQ_BYTES(der, want, want_len);
 		free(der);
@@ -203,15 +203,15 @@ MS_TEST(p11_cert_find)
 	}
 	free(want);
 	p11 = p11t_open(URI("object=nope"));
-	CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_E_NOTFOUND);
 	CHECK(der == NULL);
 	ms_p11_close(p11);
 	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
-	CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_E_AMBIGUOUS);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "object=\"ec521\" id=06") != NULL);
 	ms_p11_close(p11);
 	p11 = p11t_open(URI("object=rsa2048;type=secret-key"));
-	CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_E_ARG);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_E_ARG);
 	p11t_done(p11);
 }
 
@@ -227,27 +227,27 @@ MS_TEST(p11_attr_hostile_lengths)
 
 	p11t_token();
 	p11 = p11t_open_login(URI("object=rsa2048"), &pin);
-	CHECK(ms_p11_key_find(p11, &type) == MS_OK);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_OK);
 	p11t_wrap_install(p11);
 	p11t_wrap.attr_type = CKA_MODULUS;
 	p11t_wrap.attr_mode = P11T_ATTR_HUGE;
-	CHECK(ms_p11_key_public(p11, &pub) == MS_E_MALFORMED);
+	CHECK_ERR(ms_p11_key_public(p11, &pub), MS_E_MALFORMED);
 	p11t_wrap.attr_mode = P11T_ATTR_GROWS;
-	CHECK(ms_p11_key_public(p11, &pub) == MS_E_MALFORMED);
+	CHECK_ERR(ms_p11_key_public(p11, &pub), MS_E_MALFORMED);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "grew") != NULL);
 	p11t_wrap.attr_mode = P11T_ATTR_HUGE;
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_MALFORMED);	/* and no key after */
-	CHECK(ms_p11_key_public(p11, &pub) == MS_E_ARG);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_MALFORMED);	/* and no key after */
+	CHECK_ERR(ms_p11_key_public(p11, &pub), MS_E_ARG);
 	p11t_wrap.attr_type = CKA_KEY_TYPE;
 	p11t_wrap.attr_mode = P11T_ATTR_UNAVAILABLE;
-	CHECK(ms_p11_key_find(p11, &type) == MS_E_TOKEN);
+	CHECK_ERR(ms_p11_key_find(p11, &type), MS_E_TOKEN);
 	p11t_wrap.attr_type = CKA_VALUE;
 	p11t_wrap.attr_mode = P11T_ATTR_GROWS;
-	CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_E_MALFORMED);
 	CHECK(der == NULL);
 	p11t_wrap.attr_mode = P11T_ATTR_HUGE;
-	CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_E_MALFORMED);
 	p11t_wrap.attr_mode = P11T_ATTR_UNAVAILABLE;
-	CHECK(ms_p11_cert_find(p11, &der, &der_len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &der_len), MS_E_MALFORMED);
 	p11t_done(p11);
 }

@@ -28,7 +28,7 @@ session_keys(struct ms_p11 *p11, CK_SESSION_HANDLE h)
 	size_t n = 0;
 	struct ms_p11_fail f;
 
-	CHECK(ms_p11i_find_on(p11->fl, h, tmpl, 2, objs, 8, &n, &f) == MS_OK);
+	CHECK_ERR(ms_p11i_find_on(p11->fl, h, tmpl, 2, objs, 8, &n, &f), MS_OK);
 	return n;
 }
 
@@ -40,7 +40,7 @@ sign_as(struct ms_p11 *p11, unsigned session, const uint8_t *want, size_t want_l
 	size_t tbs_len, sig_len = 0;
 
 	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
-	CHECK(ms_p11_sign(p11, session, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+	CHECK_ERR(ms_p11_sign(p11, session, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_OK);
 	CHECK(sig_len == want_len);
 	CHECK_EQ_BYTES(sig, want, sig_len);
 }
@@ -56,7 +56,7 @@ reference_signature(struct ms_p11 *p11, size_t *len)
 	CHECK(sig != NULL);
 	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	p11->key_in_memory = false;
-	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, 512, len) == MS_OK);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, 512, len), MS_OK);
 	p11->key_in_memory = was;
 	CHECK(p11->sess[0].key_copy == CK_INVALID_HANDLE && !p11->sess[0].copy_tried);
 	return sig;
@@ -126,7 +126,7 @@ MS_TEST(p11_key_copy_gone)
 
 	/* A new session (as after a lost one) copies again. */
 	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);
-	CHECK(ms_p11_session_recover(p11, 0) == MS_OK);
+	CHECK_ERR(ms_p11_session_recover(p11, 0), MS_OK);
 	CHECK(!p11->sess[0].copy_tried);
 	sign_as(p11, 0, want, want_len);
 	CHECK(session_keys(p11, p11->sess[0].h) == 1);

@@ -47,15 +47,15 @@ MS_TEST(p11_uri_rejects)
 	struct ms_p11 *p11 = NULL;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK(ms_p11_open(bad[i], MS_P11_FOR_KEY, &p11) == MS_E_ARG);
+		CHECK_ERR(ms_p11_open(bad[i], MS_P11_FOR_KEY, &p11), MS_E_ARG);
 		CHECK(p11 != NULL);
 		CHECK(ms_p11_last_fail(p11)->detail[0] != '\0');
 		ms_p11_close(p11);
 		p11 = NULL;
 	}
-	CHECK(ms_p11_open(NULL, MS_P11_FOR_KEY, &p11) == MS_E_ARG);
+	CHECK_ERR(ms_p11_open(NULL, MS_P11_FOR_KEY, &p11), MS_E_ARG);
 	ms_p11_close(p11);
-	CHECK(ms_p11_open("pkcs11:", MS_P11_FOR_KEY, NULL) == MS_E_ARG);
+	CHECK_ERR(ms_p11_open("pkcs11:", MS_P11_FOR_KEY, NULL), MS_E_ARG);
 	CHECK(ms_p11_last_fail(NULL) != NULL);
 	ms_p11_close(NULL);
 }
@@ -64,7 +64,7 @@ MS_TEST(p11_uri_scheme_message)
 {
 	struct ms_p11 *p11 = NULL;
 
-	CHECK(ms_p11_open("file:/x", MS_P11_FOR_KEY, &p11) == MS_E_ARG);
+	CHECK_ERR(ms_p11_open("file:/x", MS_P11_FOR_KEY, &p11), MS_E_ARG);
 	CHECK(strcmp(ms_p11_last_fail(p11)->call, "p11_kit_uri_parse") == 0);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "pkcs11") != NULL);
 	ms_p11_close(p11);
@@ -81,7 +81,7 @@ MS_TEST(p11_uri_pin_never_echoed)
 	struct ms_p11 *p11 = NULL;
 
 	for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
-		CHECK(ms_p11_open(uris[i], MS_P11_FOR_KEY, &p11) == MS_E_ARG);
+		CHECK_ERR(ms_p11_open(uris[i], MS_P11_FOR_KEY, &p11), MS_E_ARG);
 		CHECK(strstr(ms_p11_last_fail(p11)->detail, "s3cr3t") == NULL);
 		ms_p11_close(p11);
 	}
@@ -135,7 +135,7 @@ MS_TEST(p11_open_ambiguous_tokens)
 
 	p11t_token();
 	p11t_token_add("modsign-test", "4321", "rsa2048.key.pem");
-	CHECK(ms_p11_open(P11T_TOKEN P11T_URI_PATH, MS_P11_FOR_KEY, &p11) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_open(P11T_TOKEN P11T_URI_PATH, MS_P11_FOR_KEY, &p11), MS_E_AMBIGUOUS);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "2 tokens match") != NULL);
 	CHECK(strstr(d, "and 2 show the private key") != NULL);
@@ -145,7 +145,7 @@ MS_TEST(p11_open_ambiguous_tokens)
 	ms_p11_close(p11);
 	/* The registry path lists the same two. */
 	p11 = NULL;
-	CHECK(ms_p11_open(P11T_TOKEN, MS_P11_FOR_KEY, &p11) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_open(P11T_TOKEN, MS_P11_FOR_KEY, &p11), MS_E_AMBIGUOUS);
 	CHECK(count(ms_p11_last_fail(p11)->detail, "token=\"modsign-test\" serial=") == 2);
 	p11t_done(p11);
 }
@@ -156,8 +156,8 @@ MS_TEST(p11_open_unknown_token)
 	const char *d;
 
 	p11t_token();
-	CHECK(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876",
-			  MS_P11_FOR_KEY, &p11) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_p11_open("pkcs11:token=nope" P11T_URI_PATH "&pin-value=s3cr3t9876",
+			  MS_P11_FOR_KEY, &p11), MS_E_NOTFOUND);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "token=\"nope\"") != NULL);
 	CHECK(strstr(d, "module-path=\"" P11T_MODULE "\"") != NULL);
@@ -197,9 +197,9 @@ MS_TEST(p11_login_right_pin)
 	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
 	p11t_wrap_install(p11);
 	p11t_pin(&pin, P11T_PIN);
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_OK);
 	CHECK(p11t_wrap.n_login == 1);
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);	/* no second C_Login */
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_OK);	/* no second C_Login */
 	CHECK(p11t_wrap.n_login == 1);
 	p11t_done(p11);
 }
@@ -214,14 +214,14 @@ MS_TEST(p11_login_wrong_pin_once)
 	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
 	p11t_wrap_install(p11);
 	p11t_pin(&pin, "0000");
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
 	CHECK(strcmp(ms_p11_last_fail(p11)->call, "C_Login") == 0);
 	CHECK(ms_p11_last_fail(p11)->rv == CKR_PIN_INCORRECT);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "0000") == NULL);
 	CHECK(p11t_wrap.n_login == 1);
 	/* Never retried, not even with the right PIN. */
 	p11t_pin(&pin, P11T_PIN);
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
 	CHECK(p11t_wrap.n_login == 1);
 	/* SoftHSM2 counts the attempt: CKF_USER_PIN_COUNT_LOW. */
 	CHECK(p11->fl->C_GetTokenInfo(p11->slot, &info) == CKR_OK);
@@ -238,14 +238,14 @@ MS_TEST(p11_login_refusals)
 	p11t_pin(&pin, P11T_PIN);
 	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
 	p11t_wrap_install(p11);
-	CHECK(ms_p11_login(p11, NULL, 0) == MS_E_PIN);		/* no PIN, no pad */
+	CHECK_ERR(ms_p11_login(p11, NULL, 0), MS_E_PIN);		/* no PIN, no pad */
 	p11t_wrap.add_token_flags = CKF_USER_PIN_LOCKED;
-	CHECK(ms_p11_login(p11, &pin, MS_P11_LOGIN_ALLOW_FINAL_TRY) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, MS_P11_LOGIN_ALLOW_FINAL_TRY), MS_E_PIN);
 	p11t_wrap.add_token_flags = CKF_USER_PIN_FINAL_TRY;
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "CKF_USER_PIN_FINAL_TRY") != NULL);
 	CHECK(p11t_wrap.n_login == 0);
-	CHECK(ms_p11_login(p11, &pin, MS_P11_LOGIN_ALLOW_FINAL_TRY) == MS_OK);
+	CHECK_ERR(ms_p11_login(p11, &pin, MS_P11_LOGIN_ALLOW_FINAL_TRY), MS_OK);
 	CHECK(p11t_wrap.n_login == 1);
 	p11t_done(p11);
 }
@@ -259,7 +259,7 @@ MS_TEST(p11_login_not_required)
 	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
 	p11t_wrap_install(p11);
 	p11t_wrap.del_token_flags = CKF_LOGIN_REQUIRED;
-	CHECK(ms_p11_login(p11, NULL, 0) == MS_OK);
+	CHECK_ERR(ms_p11_login(p11, NULL, 0), MS_OK);
 	CHECK(p11t_wrap.n_login == 0);
 	CHECK(!ms_p11_needs_pin(p11));
 	p11t_done(p11);
@@ -281,10 +281,10 @@ MS_TEST(p11_login_empty_or_short_pin_not_sent)
 	CHECK(p11->fl->C_GetTokenInfo(p11->slot, &info) == CKR_OK);
 	CHECK(info.ulMinPinLen == 4);		/* SoftHSM2's */
 	p11t_pin(&pin, "");
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "PIN from test is empty") != NULL);
 	p11t_pin(&pin, "123");
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "ulMinPinLen 4") != NULL);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "123") == NULL);
 	CHECK(p11t_wrap.n_login == 0);
@@ -295,12 +295,12 @@ MS_TEST(p11_login_empty_or_short_pin_not_sent)
 	p11t_wrap.set_min_pin_len = true;
 	p11t_wrap.min_pin_len = CK_UNAVAILABLE_INFORMATION;
 	p11t_pin(&pin, "");
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
 	CHECK(p11t_wrap.n_login == 0);
 	/* A minimum the PIN meets exactly is no reason to hold it back. */
 	p11t_wrap.min_pin_len = sizeof(P11T_PIN) - 1;
 	p11t_pin(&pin, P11T_PIN);
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_OK);
 	CHECK(p11t_wrap.n_login == 1);
 	p11t_done(p11);
 }
@@ -323,7 +323,7 @@ MS_TEST(p11_open_two_tokens_one_holds)
 	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
 	p11t_wrap_install(p11);
 	p11t_pin(&pin, P11T_PIN);
-	CHECK(ms_p11_login(p11, &pin, 0) == MS_OK);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_OK);
 	CHECK(p11t_wrap.n_login == 1);
 	p11t_wrap_remove(p11);
 	ms_p11_close(p11);
@@ -332,10 +332,10 @@ MS_TEST(p11_open_two_tokens_one_holds)
 	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open("pkcs11:object=rsa2048;type=cert" P11T_URI_PATH, MS_P11_FOR_CERT,
-			  &p11) == MS_OK);
+	CHECK_ERR(ms_p11_open("pkcs11:object=rsa2048;type=cert" P11T_URI_PATH, MS_P11_FOR_CERT,
+			  &p11), MS_OK);
 	CHECK(strcmp(ms_p11_token_label(p11), "modsign-test") == 0);
-	CHECK(ms_p11_cert_find(p11, &der, &len) == MS_OK);
+	CHECK_ERR(ms_p11_cert_find(p11, &der, &len), MS_OK);
 	free(der);
 	p11t_done(p11);
 }
@@ -348,8 +348,8 @@ MS_TEST(p11_open_two_tokens_none_shows)
 
 	p11t_token();
 	p11t_token_add("other", "4321", NULL);
-	CHECK(ms_p11_open("pkcs11:object=nosuch;type=private" P11T_URI_PATH, MS_P11_FOR_KEY,
-			  &p11) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_open("pkcs11:object=nosuch;type=private" P11T_URI_PATH, MS_P11_FOR_KEY,
+			  &p11), MS_E_AMBIGUOUS);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "2 tokens match") != NULL);
 	CHECK(strstr(d, "2 may hold (behind their login) the private key object=\"nosuch\"") !=
@@ -358,15 +358,15 @@ MS_TEST(p11_open_two_tokens_none_shows)
 	CHECK(strstr(d, "token=\"other\"") != NULL);
 	ms_p11_close(p11);
 	p11 = NULL;
-	CHECK(ms_p11_open("pkcs11:object=nosuch;type=cert" P11T_URI_PATH, MS_P11_FOR_CERT,
-			  &p11) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_p11_open("pkcs11:object=nosuch;type=cert" P11T_URI_PATH, MS_P11_FOR_CERT,
+			  &p11), MS_E_NOTFOUND);
 	CHECK(strstr(ms_p11_last_fail(p11)->detail, "none can hold the certificate") != NULL);
 	ms_p11_close(p11);
 	p11 = NULL;
 	/* The key on both: listed as showing it. */
 	p11t_token_add("third", "4321", "rsa2048.key.pem");
-	CHECK(ms_p11_open("pkcs11:object=rsa2048;type=private" P11T_URI_PATH, MS_P11_FOR_KEY,
-			  &p11) == MS_E_AMBIGUOUS);
+	CHECK_ERR(ms_p11_open("pkcs11:object=rsa2048;type=private" P11T_URI_PATH, MS_P11_FOR_KEY,
+			  &p11), MS_E_AMBIGUOUS);
 	d = ms_p11_last_fail(p11)->detail;
 	CHECK(strstr(d, "3 tokens match") != NULL);
 	CHECK(strstr(d, "and 2 show the private key") != NULL);

@@ -48,9 +48,9 @@ MS_TEST(p11_sign_rsa_matches_openssl)
 		struct ms_p11 *p11 = p11t_open_key(keys[i].uri, &pin, MS_P11_KEY_RSA);
 		unsigned char *want = openssl_rsa_sign(keys[i].key, tbs, tbs_len, &want_len);
 
-		CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, NULL, 0, &sig_len) == MS_OK);
+		CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, NULL, 0, &sig_len), MS_OK);
 		CHECK(sig_len == keys[i].len);
-		CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+		CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_OK);
 		CHECK(sig_len == keys[i].len && want_len == sig_len);
 		CHECK_EQ_BYTES(sig, want, sig_len);
 		free(want);
@@ -127,7 +127,7 @@ MS_TEST(p11_sign_ec_sizes_and_verify)
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		struct ms_p11 *p11 = p11t_open_key(keys[i].uri, &pin, MS_P11_KEY_EC);
 
-		CHECK(ms_p11_sign(p11, 0, digest, sizeof(digest), NULL, 0, &sig_len) == MS_OK);
+		CHECK_ERR(ms_p11_sign(p11, 0, digest, sizeof(digest), NULL, 0, &sig_len), MS_OK);
 		CHECK(sig_len == keys[i].len);
 		CHECK(ms_p11_sign(p11, 0, digest, sizeof(digest), sig, sizeof(sig), &sig_len) ==
 		      MS_OK);
@@ -149,21 +149,21 @@ MS_TEST(p11_sign_refusals)
 	tbs_len = ms_test_hex(P11T_DIGEST_INFO_HEX, tbs, sizeof(tbs));
 	p11 = p11t_open_login(URI("object=rsa2048"), &pin);
 	/* No key found yet. */
-	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_E_ARG);
 	ms_p11_close(p11);
 	p11 = p11t_open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	p11t_wrap_install(p11);
-	CHECK(ms_p11_sign(p11, 1, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_ARG);
-	CHECK(ms_p11_sign(p11, 0, tbs, 0, sig, sizeof(sig), &sig_len) == MS_E_ARG);
-	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, 255, &sig_len) == MS_E_NOSPACE);
+	CHECK_ERR(ms_p11_sign(p11, 1, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_E_ARG);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, 0, sig, sizeof(sig), &sig_len), MS_E_ARG);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, 255, &sig_len), MS_E_NOSPACE);
 	CHECK(strstr(ms_p11_session_fail(p11, 0)->detail, "256") != NULL);
 	CHECK(p11t_wrap.n_sign == 0);
 	/* A module claiming more bytes than the buffer holds. */
 	p11t_wrap.sign_len_add = 1;
-	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_E_MALFORMED);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_E_MALFORMED);
 	CHECK(strcmp(ms_p11_session_fail(p11, 0)->call, "C_Sign") == 0);
 	p11t_wrap.sign_len_add = 0;
-	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_OK);
 	CHECK(ms_p11_session_fail(p11, 0)->call == NULL);
 	p11t_done(p11);
 }
@@ -232,7 +232,7 @@ MS_TEST(p11_sign_two_sessions_two_threads)
 	want = openssl_rsa_sign("rsa2048.key.pem", tbs, tbs_len, &want_len);
 	p11 = p11t_open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	CHECK(ms_p11_session_count_max(p11, 2) == 2);
-	CHECK(ms_p11_session_add(p11, &index) == MS_OK);
+	CHECK_ERR(ms_p11_session_add(p11, &index), MS_OK);
 	CHECK(index == 1);
 	for (unsigned i = 0; i < 2; i++) {
 		s[i] = (struct signer){ p11, i, tbs, want, tbs_len, want_len, 0 };
@@ -290,13 +290,13 @@ MS_TEST(p11_session_recover_login_again)
 	p11 = p11t_open_key(URI("object=rsa2048"), &pin, MS_P11_KEY_RSA);
 	p11t_wrap_install(p11);
 	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);	/* the token forgets */
-	CHECK(ms_p11_session_recover(p11, 0) == MS_OK);
+	CHECK_ERR(ms_p11_session_recover(p11, 0), MS_OK);
 	CHECK(p11t_wrap.n_login == 1);
-	CHECK(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len) == MS_OK);
+	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_OK);
 	CHECK(sig_len == 256);
 	CHECK(p11->fl->C_Logout(p11->sess[0].h) == CKR_OK);
 	atomic_store(&p11->pin_rejected, true);	/* as after a refused login */
-	CHECK(ms_p11_session_recover(p11, 0) == MS_E_PIN);
+	CHECK_ERR(ms_p11_session_recover(p11, 0), MS_E_PIN);
 	CHECK(p11t_wrap.n_login == 1);
 	p11t_done(p11);
 }

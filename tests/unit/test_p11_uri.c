@@ -54,7 +54,7 @@ MS_TEST(p11_uri_repeats_as_p11kit_reads)
 	char detail[1024], want[64];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		CHECK(parse_only(cases[i].uri, detail, sizeof(detail)) == MS_E_ARG);
+		CHECK_ERR(parse_only(cases[i].uri, detail, sizeof(detail)), MS_E_ARG);
 		snprintf(want, sizeof(want), "attribute %s given twice", cases[i].name);
 		if (strstr(detail, want) == NULL) {
 			fprintf(stderr, "%s: %s\n", cases[i].uri, detail);
@@ -63,9 +63,9 @@ MS_TEST(p11_uri_repeats_as_p11kit_reads)
 		CHECK(strstr(detail, "1357") == NULL && strstr(detail, "2468") == NULL);
 	}
 	/* Different attributes, and a tab, which p11-kit keeps: no repeat. */
-	CHECK(parse_only("pkcs11:token=a;object=a;id=%01?pin-value=1&module-name=x", detail,
-			 sizeof(detail)) == MS_OK);
-	CHECK(parse_only("pkcs11:token=a;to\tken=b", detail, sizeof(detail)) == MS_E_ARG);
+	CHECK_ERR(parse_only("pkcs11:token=a;object=a;id=%01?pin-value=1&module-name=x", detail,
+			 sizeof(detail)), MS_OK);
+	CHECK_ERR(parse_only("pkcs11:token=a;to\tken=b", detail, sizeof(detail)), MS_E_ARG);
 	CHECK(strstr(detail, "unrecognized") != NULL);
 }
 
@@ -84,13 +84,13 @@ MS_TEST(p11_uri_empty_path_piece)
 	char detail[1024];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK(parse_only(bad[i], detail, sizeof(detail)) == MS_E_ARG);
+		CHECK_ERR(parse_only(bad[i], detail, sizeof(detail)), MS_E_ARG);
 		CHECK(strstr(detail, "empty attribute") != NULL);
 		CHECK(strstr(detail, "1357") == NULL);
 	}
 	/* A ';' before the query or at the end is harmless. */
-	CHECK(parse_only("pkcs11:token=a;?pin-value=1", detail, sizeof(detail)) == MS_OK);
-	CHECK(parse_only("pkcs11:token=a;", detail, sizeof(detail)) == MS_OK);
+	CHECK_ERR(parse_only("pkcs11:token=a;?pin-value=1", detail, sizeof(detail)), MS_OK);
+	CHECK_ERR(parse_only("pkcs11:token=a;", detail, sizeof(detail)), MS_OK);
 }
 
 /* Issue 17: "%00" would cut a C string short ("12%0034" logs in with "12"). */
@@ -116,7 +116,7 @@ MS_TEST(p11_uri_nul_refused)
 	char detail[1024], want[80];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		CHECK(parse_only(cases[i].uri, detail, sizeof(detail)) == MS_E_ARG);
+		CHECK_ERR(parse_only(cases[i].uri, detail, sizeof(detail)), MS_E_ARG);
 		snprintf(want, sizeof(want), "attribute %s holds a NUL byte", cases[i].name);
 		if (strstr(detail, want) == NULL) {
 			fprintf(stderr, "%s: %s\n", cases[i].uri, detail);
@@ -125,8 +125,8 @@ MS_TEST(p11_uri_nul_refused)
 		CHECK(strstr(detail, "13") == NULL && strstr(detail, "57") == NULL);
 	}
 	/* A CKA_ID is bytes: a zero byte in id= is a key's real id. */
-	CHECK(parse_only("pkcs11:id=%00%01;object=k", detail, sizeof(detail)) == MS_OK);
-	CHECK(parse_only("pkcs11:token=a?pin-value=%2500", detail, sizeof(detail)) == MS_OK);
+	CHECK_ERR(parse_only("pkcs11:id=%00%01;object=k", detail, sizeof(detail)), MS_OK);
+	CHECK_ERR(parse_only("pkcs11:token=a?pin-value=%2500", detail, sizeof(detail)), MS_OK);
 }
 
 /* RFC 3986, 3.1, and p11-kit's whitespace deletion decide what a URI is. */
@@ -148,10 +148,10 @@ MS_TEST(p11_uri_is)
 	CHECK(!ms_p11_uri_is(""));
 	CHECK(!ms_p11_uri_is(NULL));
 	/* What ms_p11_uri_is() accepts, the parser accepts. */
-	CHECK(parse_only("PKCS11:token=a", detail, sizeof(detail)) == MS_OK);
-	CHECK(parse_only(" pkcs11:token=a", detail, sizeof(detail)) == MS_OK);
-	CHECK(parse_only("pK cS11:token=a", detail, sizeof(detail)) == MS_OK);
-	CHECK(parse_only("\tpkcs11:token=a", detail, sizeof(detail)) == MS_E_ARG);
+	CHECK_ERR(parse_only("PKCS11:token=a", detail, sizeof(detail)), MS_OK);
+	CHECK_ERR(parse_only(" pkcs11:token=a", detail, sizeof(detail)), MS_OK);
+	CHECK_ERR(parse_only("pK cS11:token=a", detail, sizeof(detail)), MS_OK);
+	CHECK_ERR(parse_only("\tpkcs11:token=a", detail, sizeof(detail)), MS_E_ARG);
 }
 
 static void

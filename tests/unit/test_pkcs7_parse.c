@@ -50,7 +50,7 @@ MS_TEST(pkcs7_parse_signfile_vectors)
 		size_t len = 0;
 		uint8_t *p = cms_read(v->file, &len);
 
-		CHECK(ms_pkcs7_parse(p, len, &m, &why) == MS_OK);
+		CHECK_ERR(ms_pkcs7_parse(p, len, &m, &why), MS_OK);
 		CHECK(why == NULL);
 		CHECK(m.version == (v->skid ? 3u : 1u));
 		CHECK(m.n_digest_algs == 1 && m.digest_algs[0] == v->hash);
@@ -85,34 +85,34 @@ MS_TEST(pkcs7_parse_openssl_vectors)
 	uint8_t *p;
 
 	p = cms_read("cms/openssl-certs.p7s", &len);
-	CHECK(ms_pkcs7_parse(p, len, &m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, &why), MS_OK);
 	CHECK(m.n_certs == 1 && m.certs[0].p[0] == 0x30);
-	CHECK(ms_pkcs7_check_module(&m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_check_module(&m, &why), MS_OK);
 	free(p);
 
 	p = cms_read("pkcs7/two-signers.p7s", &len);
-	CHECK(ms_pkcs7_parse(p, len, &m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, &why), MS_OK);
 	CHECK(m.n_signers == 2);
 	CHECK(m.signers[0].key_type == MS_KEY_EC && m.signers[1].key_type == MS_KEY_RSA);
-	CHECK(ms_pkcs7_check_module(&m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_check_module(&m, &why), MS_OK);
 	free(p);
 
 	p = cms_read("pkcs7/rsa2048-attrs.p7s", &len);
-	CHECK(ms_pkcs7_parse(p, len, &m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, &why), MS_OK);
 	CHECK(m.signers[0].has_signed_attrs);
-	CHECK(ms_pkcs7_check_module(&m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_check_module(&m, &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "has signed attributes") != NULL);
 	free(p);
 
 	p = cms_read("pkcs7/attached.p7s", &len);
-	CHECK(ms_pkcs7_parse(p, len, &m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, &why), MS_OK);
 	CHECK(m.has_content);
-	CHECK(ms_pkcs7_check_module(&m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_check_module(&m, &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "not detached") != NULL);
 	free(p);
 
 	p = cms_read("pkcs7/ec384-certs.p7s", &len);
-	CHECK(ms_pkcs7_parse(p, len, &m, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, &why), MS_OK);
 	CHECK(m.n_certs == 1 && m.signers[0].hash == MS_HASH_SHA384);
 	CHECK(m.signers[0].sig_hash == MS_HASH_SHA384);
 	free(p);
@@ -257,7 +257,7 @@ MS_TEST(pkcs7_parse_ber_and_trailing)
 	/* Trailing byte. */
 	memcpy(t, p, len);
 	t[len] = 0;
-	CHECK(ms_pkcs7_parse(t, len + 1, &m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(t, len + 1, &m, &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "not one DER SEQUENCE") != NULL);
 	/* Indefinite outer length with an end-of-contents, as BER allows. */
 	CHECK(p[0] == 0x30 && p[1] == 0x82);
@@ -266,18 +266,18 @@ MS_TEST(pkcs7_parse_ber_and_trailing)
 	memcpy(t + 2, p + 4, len - 4);
 	t[len - 2] = 0;
 	t[len - 1] = 0;
-	CHECK(ms_pkcs7_parse(t, len, &m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(t, len, &m, &why), MS_E_MALFORMED);
 	/* Non-minimal: the same length in three bytes. */
 	t[0] = 0x30;
 	t[1] = 0x83;
 	t[2] = 0x00;
 	memcpy(t + 3, p + 2, len - 2);
-	CHECK(ms_pkcs7_parse(t, len + 1, &m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(t, len + 1, &m, &why), MS_E_MALFORMED);
 	/* Empty and absurd sizes. */
-	CHECK(ms_pkcs7_parse(p, 0, &m, &why) == MS_E_MALFORMED);
-	CHECK(ms_pkcs7_parse(NULL, 0, &m, &why) == MS_E_MALFORMED);
-	CHECK(ms_pkcs7_parse(p, MS_PKCS7_MAX + 1, &m, &why) == MS_E_UNSUPPORTED);
-	CHECK(ms_pkcs7_parse(p, len, NULL, &why) == MS_E_ARG);
+	CHECK_ERR(ms_pkcs7_parse(p, 0, &m, &why), MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(NULL, 0, &m, &why), MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(p, MS_PKCS7_MAX + 1, &m, &why), MS_E_UNSUPPORTED);
+	CHECK_ERR(ms_pkcs7_parse(p, len, NULL, &why), MS_E_ARG);
 	free(t);
 	free(p);
 }
@@ -319,35 +319,35 @@ MS_TEST(pkcs7_parse_versions)
 	const char *why = NULL;
 
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	one_signer(&m, 3, "rsa2048", true, MS_HASH_SHA256);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 
 	/* SignedData 1 with a version 3 SignerInfo, and the other way round. */
 	one_signer(&m, 1, "rsa2048", true, MS_HASH_SHA256);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "SignedData-SignerInfo version mismatch") == 0);
 	one_signer(&m, 3, "rsa2048", false, MS_HASH_SHA256);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "SignedData-SignerInfo version mismatch") == 0);
 
 	/* Versions other than 1 and 3. */
 	one_signer(&m, 2, "rsa2048", false, MS_HASH_SHA256);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "unsupported SignedData version") != NULL);
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].version = 2;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "unsupported SignerInfo version") != NULL);
 
 	/* The sid form must follow the SignerInfo version. */
 	one_signer(&m, 1, "rsa2048", true, MS_HASH_SHA256);
 	m.s[0].version = 1;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "version 1 without an issuerAndSerialNumber") != NULL);
 	one_signer(&m, 3, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].version = 3;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "version 3 without a subjectKeyIdentifier") != NULL);
 }
 
@@ -359,16 +359,16 @@ MS_TEST(pkcs7_parse_signer_counts)
 
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.n = 0;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "no SignerInfo") == 0);
 	for (size_t i = 1; i < P7_SIGNERS; i++) {
 		m.s[i] = m.s[0];
 	}
 	m.n = MS_PKCS7_SIGNERS_MAX;
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.n_signers == MS_PKCS7_SIGNERS_MAX);
 	m.n = MS_PKCS7_SIGNERS_MAX + 1;
-	CHECK(parse_built(&m, &why, &out) == MS_E_UNSUPPORTED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_UNSUPPORTED);
 	CHECK(strcmp(why, "more than 8 signers") == 0);
 }
 
@@ -397,14 +397,14 @@ MS_TEST(pkcs7_parse_attributes)
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].attrs = attrs0;
 	m.s[0].attrs_len = sizeof(attrs0);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.signers[0].has_signed_attrs);
-	CHECK(ms_pkcs7_check_module(&out, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_check_module(&out, &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "has signed attributes") != NULL);
 
 	m.s[0].attrs = attrs2;
 	m.s[0].attrs_len = sizeof(attrs2);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.signers[0].has_signed_attrs);
 
 	/* Present on one signer of two: the kernel's "Inconsistently supplied authAttrs". */
@@ -412,16 +412,16 @@ MS_TEST(pkcs7_parse_attributes)
 	m.s[1].attrs = NULL;
 	m.s[1].attrs_len = 0;
 	m.n = 2;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "signed attributes on some signers only") == 0);
 
 	/* Unsigned attributes are allowed and ignored, as by the kernel. */
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].uattrs = uattrs1;
 	m.s[0].uattrs_len = sizeof(uattrs1);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.signers[0].has_unsigned_attrs && !out.signers[0].has_signed_attrs);
-	CHECK(ms_pkcs7_check_module(&out, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_check_module(&out, &why), MS_OK);
 
 	/* An attribute without its SET of values. */
 	m.s[0].uattrs = NULL;
@@ -433,7 +433,7 @@ MS_TEST(pkcs7_parse_attributes)
 		bad[15] = 0x30;
 		m.s[0].attrs = bad;
 		m.s[0].attrs_len = sizeof(bad);
-		CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+		CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 		CHECK(strstr(why, "signed attributes") != NULL);
 	}
 }
@@ -465,40 +465,40 @@ MS_TEST(pkcs7_parse_algorithms)
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].sig_alg = alg_sha256_rsa;
 	m.s[0].sig_alg_len = sizeof(alg_sha256_rsa);
-	CHECK(parse_built(&m, &why, &out) == MS_E_UNSUPPORTED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_UNSUPPORTED);
 	CHECK(strstr(why, "signature algorithm") != NULL);
 
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].digest_alg = alg_md5;
 	m.s[0].digest_alg_len = sizeof(alg_md5);
-	CHECK(parse_built(&m, &why, &out) == MS_E_UNSUPPORTED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_UNSUPPORTED);
 	CHECK(strstr(why, "digest algorithm") != NULL);
 
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].sig_alg = alg_rsa_noparams;
 	m.s[0].sig_alg_len = sizeof(alg_rsa_noparams);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.signers[0].key_type == MS_KEY_RSA);
 
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].digest_alg = alg_sha256_two;
 	m.s[0].digest_alg_len = sizeof(alg_sha256_two);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "digestAlgorithm") != NULL);
 
 	/* ecdsa-with-SHA384 over SHA-256: the kernel takes the hash from digestAlgorithm. */
 	one_signer(&m, 1, "ec256", false, MS_HASH_SHA256);
 	m.s[0].sig_alg = ms_hash_info(MS_HASH_SHA384)->ecdsa_alg_id;
 	m.s[0].sig_alg_len = ms_hash_info(MS_HASH_SHA384)->ecdsa_alg_id_len;
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.signers[0].hash == MS_HASH_SHA256 && out.signers[0].sig_hash == MS_HASH_SHA384);
 
 	/* Empty and oversized signatures. */
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].sig_len = 0;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	m.s[0].sig_len = MS_SIG_MAX + 1;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "signature empty or longer") != NULL);
 }
 
@@ -525,30 +525,30 @@ MS_TEST(pkcs7_parse_content_types)
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.outer_oid = ms_oid_data;
 	m.outer_oid_len = sizeof(ms_oid_data);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "ContentInfo is not signedData") == 0);
 
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.eci = eci_indirect;
 	m.eci_len = sizeof(eci_indirect);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
-	CHECK(ms_pkcs7_check_module(&out, &why) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
+	CHECK_ERR(ms_pkcs7_check_module(&out, &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "not id-data") != NULL);
 
 	m.eci = eci_other;
 	m.eci_len = sizeof(eci_other);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "neither id-data") != NULL);
 
 	m.eci = eci_attached;
 	m.eci_len = sizeof(eci_attached);
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.has_content);
-	CHECK(ms_pkcs7_check_module(&out, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_check_module(&out, &why), MS_E_MALFORMED);
 
 	m.eci = eci_empty0;
 	m.eci_len = sizeof(eci_empty0);
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "bad eContent") == 0);
 }
 
@@ -567,22 +567,22 @@ MS_TEST(pkcs7_parse_kernel_alternatives)
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.digest_algs_tag = DER_SEQUENCE;
 	m.signer_infos_tag = DER_SEQUENCE;
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 
 	/* certificates [2] IMPLICIT SEQUENCE OF (certSequence). */
 	ms_der_out_init(&o, certs, len + 8);
 	ms_der_header(&o, 0xa2, len);
 	ms_der_bytes(&o, cert, len);
-	CHECK(o.err == MS_OK);
+	CHECK_ERR(o.err, MS_OK);
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.certs = certs;
 	m.certs_len = o.len;
-	CHECK(parse_built(&m, &why, &out) == MS_OK);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_OK);
 	CHECK(out.n_certs == 1 && out.certs[0].len == len);
 
 	/* A certificate that is not a SEQUENCE (pkcs7_extract_cert()). */
 	certs[o.len - len] = 0x31;
-	CHECK(parse_built(&m, &why, &out) == MS_E_MALFORMED);
+	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strcmp(why, "bad certificate") == 0);
 	free(certs);
 	free(cert);
@@ -599,11 +599,11 @@ MS_TEST(pkcs7_parse_empty_signed_data)
 	struct ms_pkcs7 m;
 	const char *why = NULL;
 
-	CHECK(ms_pkcs7_parse(buf, len, &m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(buf, len, &m, &why), MS_E_MALFORMED);
 	CHECK(strcmp(why, "no SignerInfo") == 0);
 	/* Without the SignedData at all. */
 	buf[1] = 0x0b;
-	CHECK(ms_pkcs7_parse(buf, 13, &m, &why) == MS_E_MALFORMED);
+	CHECK_ERR(ms_pkcs7_parse(buf, 13, &m, &why), MS_E_MALFORMED);
 	CHECK(strcmp(why, "ContentInfo without content") == 0);
 }
 
@@ -614,7 +614,7 @@ MS_TEST(pkcs7_parse_digest_algs_helper)
 	struct ms_pkcs7 m;
 	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
 
-	CHECK(ms_pkcs7_parse(p, len, &m, NULL) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, NULL), MS_OK);
 	CHECK(ms_pkcs7_digest_algs(&m, algs, MS_PKCS7_SIGNERS_MAX) == 1);
 	CHECK(algs[0] == MS_HASH_SHA256);
 	m.signers[1].hash = MS_HASH_SHA512;
@@ -637,11 +637,11 @@ MS_TEST(pkcs7_name_text)
 	uint8_t name[64];
 	size_t name_len = ms_test_hex(hex, name, sizeof(name));
 
-	CHECK(ms_cms_name_text(issuer, out, sizeof(out)) == MS_OK);
+	CHECK_ERR(ms_cms_name_text(issuer, out, sizeof(out)), MS_OK);
 	CHECK(strcmp(out, "O=modsign test, CN=TEST-ONLY modsign rsa2048") == 0);
-	CHECK(ms_cms_name_cn(issuer, out, sizeof(out)) == MS_OK);
+	CHECK_ERR(ms_cms_name_cn(issuer, out, sizeof(out)), MS_OK);
 	CHECK(strcmp(out, "TEST-ONLY modsign rsa2048") == 0);
-	CHECK(ms_cms_name_text(issuer, tiny, sizeof(tiny)) == MS_OK);
+	CHECK_ERR(ms_cms_name_text(issuer, tiny, sizeof(tiny)), MS_OK);
 	CHECK(strcmp(tiny, "O=modsi") == 0);
 	CHECK(ms_cms_cert_serial(cert).len > 0 && ms_cms_cert_skid(cert).len == 20);
 	CHECK(ms_cms_cert_subject_name(cert).len > 0);
@@ -663,6 +663,6 @@ MS_TEST(pkcs7_name_text)
 		      MS_OK);
 		CHECK(strcmp(out, "a?b") == 0);
 	}
-	CHECK(ms_cms_name_cn((struct ms_span){ name, 3 }, out, sizeof(out)) == MS_E_MALFORMED);
+	CHECK_ERR(ms_cms_name_cn((struct ms_span){ name, 3 }, out, sizeof(out)), MS_E_MALFORMED);
 	ms_cms_cert_free(cert);
 }

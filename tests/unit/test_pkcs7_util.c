@@ -23,7 +23,7 @@ p7_signer_make(struct p7_signer *s, const char *key, enum ms_hash_alg alg, bool 
 	snprintf(name, sizeof(name), "%s.x509.der", key);
 	cert = cms_cert(name);
 	ms_cms_cert_key(cert, &type, &curve, &bits);
-	CHECK(ms_cms_signer_id_encode(cert, skid, s->sid, sizeof(s->sid), &s->sid_len) == MS_OK);
+	CHECK_ERR(ms_cms_signer_id_encode(cert, skid, s->sid, sizeof(s->sid), &s->sid_len), MS_OK);
 	s->version = skid ? 3 : 1;
 	s->digest_alg = h->alg_id;
 	s->digest_alg_len = h->alg_id_len;
@@ -32,7 +32,7 @@ p7_signer_make(struct p7_signer *s, const char *key, enum ms_hash_alg alg, bool 
 	CHECK(ms_cms_tbs_encode(type, alg, digest, digest_len, tbs, sizeof(tbs), &tbs_len) ==
 	      MS_OK);
 	raw_len = cms_token_sign(key, alg, tbs, tbs_len, raw, (bits + 7) / 8);
-	CHECK(ms_cms_sig_encode(type, raw, raw_len, s->sig, sizeof(s->sig), &s->sig_len) == MS_OK);
+	CHECK_ERR(ms_cms_sig_encode(type, raw, raw_len, s->sig, sizeof(s->sig), &s->sig_len), MS_OK);
 	ms_cms_cert_free(cert);
 }
 
@@ -114,7 +114,7 @@ p7_encode(const struct p7_msg *m, uint8_t *out)
 		ms_der_bytes(&o, s->sig, s->sig_len);
 		ms_der_bytes(&o, s->uattrs, s->uattrs_len);
 	}
-	CHECK(o.err == MS_OK);
+	CHECK_ERR(o.err, MS_OK);
 	return o.len;
 }
 
@@ -129,9 +129,9 @@ p7_mod_digest(enum ms_hash_alg alg, long flip, uint8_t *out)
 		CHECK((size_t)flip < len);
 		mod[flip] ^= 1;
 	}
-	CHECK(ms_cms_digest_new(alg, &d) == MS_OK);
-	CHECK(ms_cms_digest_update(d, mod, len) == MS_OK);
-	CHECK(ms_cms_digest_final(d, out, MS_HASH_MAX_SIZE, &n) == MS_OK);
+	CHECK_ERR(ms_cms_digest_new(alg, &d), MS_OK);
+	CHECK_ERR(ms_cms_digest_update(d, mod, len), MS_OK);
+	CHECK_ERR(ms_cms_digest_final(d, out, MS_HASH_MAX_SIZE, &n), MS_OK);
 	ms_cms_digest_free(d);
 	free(mod);
 	return n;

@@ -46,7 +46,7 @@ verify_with(const uint8_t *p, size_t len, long flip, struct ms_cms_cert **certs,
 	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
 	size_t n, i;
 
-	CHECK(ms_pkcs7_parse(p, len, &m, NULL) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, NULL), MS_OK);
 	n = ms_pkcs7_digest_algs(&m, algs, MS_PKCS7_SIGNERS_MAX);
 	for (i = 0; i < n; i++) {
 		dg[i].alg = algs[i];
@@ -65,7 +65,7 @@ MS_TEST(pkcs7_verify_signfile_vectors)
 		size_t len = 0;
 		uint8_t *p = cms_read(vectors[i].file, &len);
 
-		CHECK(verify_with(p, len, -1, &cert, 1, res, &why) == MS_OK);
+		CHECK_ERR(verify_with(p, len, -1, &cert, 1, res, &why), MS_OK);
 		CHECK(why == NULL && res[0].err == MS_OK && res[0].cert == cert);
 		ms_cms_cert_free(cert);
 		free(p);
@@ -81,7 +81,7 @@ MS_TEST(pkcs7_verify_changed_module)
 		size_t len = 0;
 		uint8_t *p = cms_read(vectors[i].file, &len);
 
-		CHECK(verify_with(p, len, 700, &cert, 1, res, &why) == MS_E_MISMATCH);
+		CHECK_ERR(verify_with(p, len, 700, &cert, 1, res, &why), MS_E_MISMATCH);
 		if (vectors[i].cert[0] == 'r') {
 			CHECK(strcmp(why, "digest mismatch: the module is not what was "
 				     "signed") == 0);
@@ -105,7 +105,7 @@ MS_TEST(pkcs7_verify_changed_signature)
 
 		/* The last byte of the blob is the signature's (s for ECDSA). */
 		p[len - 1] ^= 0x01;
-		CHECK(verify_with(p, len, -1, &cert, 1, res, &why) == MS_E_MISMATCH);
+		CHECK_ERR(verify_with(p, len, -1, &cert, 1, res, &why), MS_E_MISMATCH);
 		if (vectors[i].cert[0] == 'r') {
 			CHECK(strstr(why, "RSA signature invalid") != NULL);
 		} else {
@@ -125,12 +125,12 @@ MS_TEST(pkcs7_verify_wrong_certificate)
 	size_t len = 0;
 	uint8_t *p = cms_read("cms/rsa2048-sha256.p7s", &len);
 
-	CHECK(verify_with(p, len, -1, certs, 2, res, &why) == MS_E_NOTFOUND);
+	CHECK_ERR(verify_with(p, len, -1, certs, 2, res, &why), MS_E_NOTFOUND);
 	CHECK(strstr(why, "issuer and serial") != NULL && res[0].cert == NULL);
-	CHECK(verify_with(p, len, -1, certs, 0, res, &why) == MS_E_NOTFOUND);
+	CHECK_ERR(verify_with(p, len, -1, certs, 0, res, &why), MS_E_NOTFOUND);
 	free(p);
 	p = cms_read("cms/rsa2048-sha384-skid.p7s", &len);
-	CHECK(verify_with(p, len, -1, certs, 2, res, &why) == MS_E_NOTFOUND);
+	CHECK_ERR(verify_with(p, len, -1, certs, 2, res, &why), MS_E_NOTFOUND);
 	CHECK(strstr(why, "subjectKeyIdentifier") != NULL);
 	free(p);
 	ms_cms_cert_free(certs[0]);
@@ -147,19 +147,19 @@ MS_TEST(pkcs7_verify_key_type_mismatch)
 	size_t len = 0;
 	uint8_t *p = cms_read("cms/rsa2048-sha256.p7s", &len);
 
-	CHECK(ms_pkcs7_parse(p, len, &m, NULL) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, NULL), MS_OK);
 	dg.alg = MS_HASH_SHA256;
 	dg.len = p7_mod_digest(MS_HASH_SHA256, -1, dg.d);
 	m.signers[0].key_type = MS_KEY_EC;
-	CHECK(ms_pkcs7_verify(&m, &dg, 1, (const struct ms_cms_cert *const *)&cert, 1, res,
-			      &why) == MS_E_UNSUPPORTED);
+	CHECK_ERR(ms_pkcs7_verify(&m, &dg, 1, (const struct ms_cms_cert *const *)&cert, 1, res,
+			      &why), MS_E_UNSUPPORTED);
 	CHECK(strstr(why, "key is RSA but the signature is ECDSA") != NULL);
 	/* No digest for the signer's hash. */
 	m.signers[0].key_type = MS_KEY_RSA;
 	dg.alg = MS_HASH_SHA384;
-	CHECK(ms_pkcs7_verify(&m, &dg, 1, (const struct ms_cms_cert *const *)&cert, 1, res,
-			      &why) == MS_E_ARG);
-	CHECK(ms_pkcs7_verify(NULL, &dg, 1, NULL, 0, res, &why) == MS_E_ARG);
+	CHECK_ERR(ms_pkcs7_verify(&m, &dg, 1, (const struct ms_cms_cert *const *)&cert, 1, res,
+			      &why), MS_E_ARG);
+	CHECK_ERR(ms_pkcs7_verify(NULL, &dg, 1, NULL, 0, res, &why), MS_E_ARG);
 	ms_cms_cert_free(cert);
 	free(p);
 }
@@ -172,14 +172,14 @@ MS_TEST(pkcs7_verify_two_signers)
 	size_t len = 0;
 	uint8_t *p = cms_read("pkcs7/two-signers.p7s", &len);
 
-	CHECK(verify_with(p, len, -1, certs, 2, res, &why) == MS_OK);
+	CHECK_ERR(verify_with(p, len, -1, certs, 2, res, &why), MS_OK);
 	CHECK(res[0].cert == certs[1] && res[1].cert == certs[0]);
 	/* One certificate only: the other signer is not found; the kernel needs all. */
-	CHECK(verify_with(p, len, -1, certs, 1, res, &why) == MS_E_NOTFOUND);
+	CHECK_ERR(verify_with(p, len, -1, certs, 1, res, &why), MS_E_NOTFOUND);
 	CHECK(res[0].err == MS_E_NOTFOUND && res[1].err == MS_OK);
 	/* The RSA signer's signature damaged (it ends the blob): one bad of two. */
 	p[len - 1] ^= 0x40;
-	CHECK(verify_with(p, len, -1, certs, 2, res, &why) == MS_E_MISMATCH);
+	CHECK_ERR(verify_with(p, len, -1, certs, 2, res, &why), MS_E_MISMATCH);
 	CHECK(res[0].err == MS_OK && res[1].err == MS_E_MISMATCH);
 	CHECK(strstr(why, "RSA signature invalid") != NULL);
 	free(p);
@@ -196,9 +196,9 @@ MS_TEST(pkcs7_verify_embedded_certificate)
 	size_t len = 0;
 	uint8_t *p = cms_read("pkcs7/ec384-certs.p7s", &len);
 
-	CHECK(ms_pkcs7_parse(p, len, &m, NULL) == MS_OK);
-	CHECK(ms_cms_cert_parse(m.certs[0].p, m.certs[0].len, &cert) == MS_OK);
-	CHECK(verify_with(p, len, -1, &cert, 1, res, &why) == MS_OK);
+	CHECK_ERR(ms_pkcs7_parse(p, len, &m, NULL), MS_OK);
+	CHECK_ERR(ms_cms_cert_parse(m.certs[0].p, m.certs[0].len, &cert), MS_OK);
+	CHECK_ERR(verify_with(p, len, -1, &cert, 1, res, &why), MS_OK);
 	ms_cms_cert_free(cert);
 	free(p);
 }
@@ -248,8 +248,8 @@ MS_TEST(pkcs7_verify_sha3_every_key)
 			p7_signer_make(&m.s[0], keys[k], algs[a], true, d, n);
 			m.n = 1;
 			len = p7_encode(&m, buf);
-			CHECK(verify_with(buf, len, -1, &cert, 1, res, &why) == MS_OK);
-			CHECK(verify_with(buf, len, 7, &cert, 1, res, &why) == MS_E_MISMATCH);
+			CHECK_ERR(verify_with(buf, len, -1, &cert, 1, res, &why), MS_OK);
+			CHECK_ERR(verify_with(buf, len, 7, &cert, 1, res, &why), MS_E_MISMATCH);
 			ms_cms_cert_free(cert);
 		}
 	}
@@ -268,7 +268,7 @@ MS_TEST(pkcs7_verify_digestinfo_of_another_hash)
 	m.s[0].digest_alg = ms_hash_info(MS_HASH_SHA256)->alg_id;
 	m.s[0].digest_alg_len = ms_hash_info(MS_HASH_SHA256)->alg_id_len;
 	m.n = 1;
-	CHECK(verify_built(&m, "rsa2048.x509.der", &why) == MS_E_MISMATCH);
+	CHECK_ERR(verify_built(&m, "rsa2048.x509.der", &why), MS_E_MISMATCH);
 	CHECK(strstr(why, "names another hash") != NULL);
 	/* A signature one byte short of the modulus. */
 	p7_msg_init(&m, 1);
@@ -276,7 +276,7 @@ MS_TEST(pkcs7_verify_digestinfo_of_another_hash)
 	p7_signer_make(&m.s[0], "rsa2048", MS_HASH_SHA256, false, d, n);
 	m.s[0].sig_len--;
 	m.n = 1;
-	CHECK(verify_built(&m, "rsa2048.x509.der", &why) == MS_E_MISMATCH);
+	CHECK_ERR(verify_built(&m, "rsa2048.x509.der", &why), MS_E_MISMATCH);
 	CHECK(strstr(why, "length is not the key's") != NULL);
 }
 
@@ -291,7 +291,7 @@ MS_TEST(pkcs7_verify_ecdsa_value_rules)
 	p7_msg_init(&m, 1);
 	p7_signer_make(&m.s[0], "ec256", MS_HASH_SHA256, false, d, n);
 	m.n = 1;
-	CHECK(verify_built(&m, "ec256.x509.der", &why) == MS_OK);
+	CHECK_ERR(verify_built(&m, "ec256.x509.der", &why), MS_OK);
 	/* r with a needless leading zero: SEQUENCE { 02 len+1 00 r.. } */
 	sig = m.s[0].sig;
 	CHECK(sig[0] == 0x30 && sig[2] == 0x02);
@@ -309,13 +309,13 @@ MS_TEST(pkcs7_verify_ecdsa_value_rules)
 		memcpy(sig, tmp, m.s[0].sig_len + 1);
 		m.s[0].sig_len++;
 	}
-	CHECK(verify_built(&m, "ec256.x509.der", &why) == MS_E_MALFORMED);
+	CHECK_ERR(verify_built(&m, "ec256.x509.der", &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "not a DER Ecdsa-Sig-Value") != NULL);
 	/* Wrong curve: a P-256 value checked with the P-384 key (and its id). */
 	p7_msg_init(&m, 1);
 	p7_signer_make(&m.s[0], "ec384", MS_HASH_SHA256, false, d, n);
 	m.n = 1;
-	CHECK(verify_built(&m, "ec384.x509.der", &why) == MS_OK);
+	CHECK_ERR(verify_built(&m, "ec384.x509.der", &why), MS_OK);
 	m.s[0].sig[m.s[0].sig_len - 1] ^= 1;
-	CHECK(verify_built(&m, "ec384.x509.der", &why) == MS_E_MISMATCH);
+	CHECK_ERR(verify_built(&m, "ec384.x509.der", &why), MS_E_MISMATCH);
 }

@@ -47,11 +47,11 @@ sign_and_verify(struct ms_signer *s, unsigned lane, const char *cert_name)
 	};
 
 	memset(digest, 0xa5, sizeof(digest));
-	CHECK(ms_signer_sign(s, lane, &req, sig, sizeof(sig), &sig_len) == MS_OK);
+	CHECK_ERR(ms_signer_sign(s, lane, &req, sig, sizeof(sig), &sig_len), MS_OK);
 	/* What the key signed: the DigestInfo (RSA) or the digest (EC). */
-	CHECK(ms_cms_tbs_encode(ms_signer_key_type(s), MS_HASH_SHA256, digest, sizeof(digest),
-				tbs, sizeof(tbs), &tbs_len) == MS_OK);
-	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len) == MS_OK);
+	CHECK_ERR(ms_cms_tbs_encode(ms_signer_key_type(s), MS_HASH_SHA256, digest, sizeof(digest),
+				tbs, sizeof(tbs), &tbs_len), MS_OK);
+	CHECK_ERR(ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len), MS_OK);
 	/* One changed byte of what was signed must not verify. */
 	tbs[tbs_len - 1] ^= 1;
 	CHECK(ms_cms_cert_verify(cert, MS_HASH_SHA256, tbs, tbs_len, sig, sig_len) ==
@@ -88,10 +88,10 @@ MS_TEST(signer_match_cert)
 	struct ms_cms_cert *other = cms_cert("other-rsa2048.x509.der");
 	struct ms_cms_cert *ec = cms_cert("ec256.x509.der");
 
-	CHECK(ms_signer_match_cert(s, own) == MS_OK);
-	CHECK(ms_signer_match_cert(s, other) == MS_E_MISMATCH);
-	CHECK(ms_signer_match_cert(s, ec) == MS_E_MISMATCH);
-	CHECK(ms_signer_match_cert(s, NULL) == MS_E_ARG);
+	CHECK_ERR(ms_signer_match_cert(s, own), MS_OK);
+	CHECK_ERR(ms_signer_match_cert(s, other), MS_E_MISMATCH);
+	CHECK_ERR(ms_signer_match_cert(s, ec), MS_E_MISMATCH);
+	CHECK_ERR(ms_signer_match_cert(s, NULL), MS_E_ARG);
 	ms_cms_cert_free(own);
 	ms_cms_cert_free(other);
 	ms_cms_cert_free(ec);
@@ -109,25 +109,25 @@ MS_TEST(signer_refuses_what_it_cannot_do)
 	char why[512];
 
 	/* Lanes 0 and 1 exist; 2 does not. */
-	CHECK(ms_signer_sign(s, 2, &req, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	CHECK_ERR(ms_signer_sign(s, 2, &req, sig, sizeof(sig), &sig_len), MS_E_ARG);
 	/* A digest whose length is not its hash's, or none. */
 	req.digest_len = 48;
-	CHECK(ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	CHECK_ERR(ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len), MS_E_ARG);
 	req.digest_len = 32;
 	req.digest = NULL;
-	CHECK(ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len) == MS_E_ARG);
+	CHECK_ERR(ms_signer_sign(s, 0, &req, sig, sizeof(sig), &sig_len), MS_E_ARG);
 	req.digest = digest;
-	CHECK(ms_signer_sign(s, 0, NULL, sig, sizeof(sig), &sig_len) == MS_E_ARG);
-	CHECK(ms_signer_recover(s, 2) == MS_E_ARG);
+	CHECK_ERR(ms_signer_sign(s, 0, NULL, sig, sizeof(sig), &sig_len), MS_E_ARG);
+	CHECK_ERR(ms_signer_recover(s, 2), MS_E_ARG);
 	/* A key file has no session to bring back. */
 	CHECK(!ms_signer_can_recover(s));
-	CHECK(ms_signer_recover(s, 0) == MS_E_UNSUPPORTED);
+	CHECK_ERR(ms_signer_recover(s, 0), MS_E_UNSUPPORTED);
 	/* Lanes are added only to a token signer. */
-	CHECK(ms_signer_token_add_lanes(s, 4) == MS_E_ARG);
+	CHECK_ERR(ms_signer_token_add_lanes(s, 4), MS_E_ARG);
 	CHECK(ms_signer_lanes(s) == 2);
 	/* A buffer too small for the 256-byte signature. */
-	CHECK(ms_signer_sign(s, 0, &req, sig, 255, &sig_len) == MS_E_NOSPACE);
-	CHECK(ms_signer_sign(s, 1, &req, sig, 256, &sig_len) == MS_OK);
+	CHECK_ERR(ms_signer_sign(s, 0, &req, sig, 255, &sig_len), MS_E_NOSPACE);
+	CHECK_ERR(ms_signer_sign(s, 1, &req, sig, 256, &sig_len), MS_OK);
 	CHECK(sig_len == 256);
 	ms_signer_describe(s, 0, why, sizeof(why));
 	CHECK(strstr(why, "rsa2048.key.pem") != NULL);
@@ -141,8 +141,8 @@ MS_TEST(signer_null_safe)
 	ms_signer_free(NULL);
 	CHECK(ms_signer_lanes(NULL) == 0);
 	CHECK(!ms_signer_can_recover(NULL));
-	CHECK(ms_signer_recover(NULL, 0) == MS_E_ARG);
-	CHECK(ms_signer_match_cert(NULL, NULL) == MS_E_ARG);
+	CHECK_ERR(ms_signer_recover(NULL, 0), MS_E_ARG);
+	CHECK_ERR(ms_signer_match_cert(NULL, NULL), MS_E_ARG);
 	ms_signer_describe(NULL, 0, why, sizeof(why));
 	CHECK(strcmp(why, "no key") == 0);
 	ms_signer_describe(NULL, 0, why, 0);
@@ -154,24 +154,24 @@ MS_TEST(signer_keyfile_open_errors)
 	char why[512] = "";
 	int enc = -1;
 
-	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.key.pem"), NULL, 0, &s, why,
-				     sizeof(why)) == MS_E_ARG);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("rsa2048.key.pem"), NULL, 0, &s, why,
+				     sizeof(why)), MS_E_ARG);
 	CHECK(s == NULL);
-	CHECK(ms_signer_keyfile_open(ms_test_data("no-such.key.pem"), NULL, 1, &s, why,
-				     sizeof(why)) == MS_E_IO);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("no-such.key.pem"), NULL, 1, &s, why,
+				     sizeof(why)), MS_E_IO);
 	CHECK(strstr(why, "no-such.key.pem") != NULL);
 	/* A certificate is not a key. */
-	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.x509.pem"), NULL, 1, &s, why,
-				     sizeof(why)) == MS_E_MALFORMED);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("rsa2048.x509.pem"), NULL, 1, &s, why,
+				     sizeof(why)), MS_E_MALFORMED);
 	CHECK(s == NULL);
-	CHECK(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.enc.key.pem"), &enc, why,
-					     sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.enc.key.pem"), &enc, why,
+					     sizeof(why)), MS_OK);
 	CHECK(enc == 1);
-	CHECK(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.key.pem"), &enc, why,
-					     sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.key.pem"), &enc, why,
+					     sizeof(why)), MS_OK);
 	CHECK(enc == 0);
-	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.enc.key.pem"), NULL, 1, &s, why,
-				     sizeof(why)) == MS_E_PIN);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("rsa2048.enc.key.pem"), NULL, 1, &s, why,
+				     sizeof(why)), MS_E_PIN);
 	CHECK(s == NULL);
 }
 
@@ -205,15 +205,15 @@ MS_TEST(signer_keyfile_sha3)
 		};
 
 		memset(digest, 0x3c, sizeof(digest));
-		CHECK(ms_signer_sign(s, 0, &req, a, sizeof(a), &a_len) == MS_OK);
-		CHECK(ms_signer_sign(s, 0, &req, b, sizeof(b), &b_len) == MS_OK);
+		CHECK_ERR(ms_signer_sign(s, 0, &req, a, sizeof(a), &a_len), MS_OK);
+		CHECK_ERR(ms_signer_sign(s, 0, &req, b, sizeof(b), &b_len), MS_OK);
 		CHECK(a_len == b_len && memcmp(a, b, a_len) == 0);
-		CHECK(ms_cms_tbs_encode(ms_signer_key_type(s), cases[i].alg, digest,
-					req.digest_len, tbs, sizeof(tbs), &tbs_len) == MS_OK);
-		CHECK(ms_cms_cert_verify(cert, cases[i].alg, tbs, tbs_len, a, a_len) == MS_OK);
+		CHECK_ERR(ms_cms_tbs_encode(ms_signer_key_type(s), cases[i].alg, digest,
+					req.digest_len, tbs, sizeof(tbs), &tbs_len), MS_OK);
+		CHECK_ERR(ms_cms_cert_verify(cert, cases[i].alg, tbs, tbs_len, a, a_len), MS_OK);
 		/* Another digest, another signature that does not verify the first. */
 		digest[0] ^= 1;
-		CHECK(ms_signer_sign(s, 0, &req, b, sizeof(b), &b_len) == MS_OK);
+		CHECK_ERR(ms_signer_sign(s, 0, &req, b, sizeof(b), &b_len), MS_OK);
 		CHECK(memcmp(a, b, a_len) != 0);
 		CHECK(ms_cms_cert_verify(cert, cases[i].alg, tbs, tbs_len, b, b_len) ==
 		      MS_E_MISMATCH);
@@ -254,12 +254,12 @@ MS_TEST(signer_lanes_verify_before_return)
 	char name[256];
 
 	/* The certificate's key: signed and returned. */
-	CHECK(ms_lanes_new(good, &cfg, &p) == MS_OK);
-	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
+	CHECK_ERR(ms_lanes_new(good, &cfg, &p), MS_OK);
+	CHECK_ERR(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
 	ms_lanes_free(p);
 	/* Another key: no signature returned, the key file named. */
-	CHECK(ms_lanes_new(bad, &cfg, &p) == MS_OK);
-	CHECK_EQ(pool_sign(p, MS_HASH_SHA512, &res), MS_E_MISMATCH);
+	CHECK_ERR(ms_lanes_new(bad, &cfg, &p), MS_OK);
+	CHECK_ERR(pool_sign(p, MS_HASH_SHA512, &res), MS_E_MISMATCH);
 	ms_signer_name(bad, name, sizeof(name));
 	CHECK(strstr(name, "key file ") == name && strstr(name, "other-rsa2048.key.pem") != NULL);
 	CHECK(strstr(res.why, name) == res.why);
@@ -267,25 +267,25 @@ MS_TEST(signer_lanes_verify_before_return)
 	/* Without the certificate the pool does not check (the agent's pool). */
 	ms_lanes_free(p);
 	cfg.cert = NULL;
-	CHECK(ms_lanes_new(bad, &cfg, &p) == MS_OK);
-	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
+	CHECK_ERR(ms_lanes_new(bad, &cfg, &p), MS_OK);
+	CHECK_ERR(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
 	ms_lanes_free(p);
 	/* Two signers, the first of another key: dropped, the second signs. */
 	cfg.cert = own;
-	CHECK(ms_lanes_new(bad, &cfg, &p) == MS_OK);
-	CHECK(ms_lanes_add(p, good) == MS_OK);
-	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
+	CHECK_ERR(ms_lanes_new(bad, &cfg, &p), MS_OK);
+	CHECK_ERR(ms_lanes_add(p, good), MS_OK);
+	CHECK_ERR(pool_sign(p, MS_HASH_SHA256, &res), MS_OK);
 	CHECK_EQ(res.signer, 1u);
 	ms_lanes_signer_stat(p, 0, &st);
 	CHECK(st.is_dropped && st.signatures == 0);
 	ms_lanes_free(p);
 	/* EC: an RSA key's signature for an EC certificate, and the EC key's own. */
 	cfg.cert = ec;
-	CHECK(ms_lanes_new(good, &cfg, &p) == MS_OK);
-	CHECK_EQ(pool_sign(p, MS_HASH_SHA256, &res), MS_E_MISMATCH);
+	CHECK_ERR(ms_lanes_new(good, &cfg, &p), MS_OK);
+	CHECK_ERR(pool_sign(p, MS_HASH_SHA256, &res), MS_E_MISMATCH);
 	ms_lanes_free(p);
-	CHECK(ms_lanes_new(ec_key, &cfg, &p) == MS_OK);
-	CHECK_EQ(pool_sign(p, MS_HASH_SHA384, &res), MS_OK);
+	CHECK_ERR(ms_lanes_new(ec_key, &cfg, &p), MS_OK);
+	CHECK_ERR(pool_sign(p, MS_HASH_SHA384, &res), MS_OK);
 	ms_lanes_free(p);
 	ms_signer_free(good);
 	ms_signer_free(bad);

@@ -39,7 +39,7 @@ MS_TEST(hogweed_equals_mbedtls)
 		struct ms_hogweed_key *k = NULL;
 
 		cms_load_key(keys[i], &pk);
-		CHECK(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k) == MS_OK);
+		CHECK_ERR(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k), MS_OK);
 		CHECK(ms_signer_hogweed_size(k) == mbedtls_rsa_get_len(mbedtls_pk_rsa(pk)));
 		for (size_t j = 0; j < sizeof(algs) / sizeof(algs[0]); j++) {
 			uint8_t tbs[128], want[MS_SIG_MAX], got[MS_SIG_MAX];
@@ -49,14 +49,14 @@ MS_TEST(hogweed_equals_mbedtls)
 								MBEDTLS_RSA_PRIVATE,
 								MBEDTLS_MD_NONE,
 								(unsigned int)tbs_len, tbs, want) == 0);
-			CHECK(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, got,
-						     sizeof(got), &got_len) == MS_OK);
+			CHECK_ERR(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, got,
+						     sizeof(got), &got_len), MS_OK);
 			CHECK(got_len == ms_signer_hogweed_size(k));
 			CHECK_EQ_BYTES(got, want, got_len);
 			/* A fresh blinding pair each time: the same bytes each time. */
 			for (int again = 0; again < 8; again++) {
-				CHECK(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, got,
-							     sizeof(got), &got_len) == MS_OK);
+				CHECK_ERR(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, got,
+							     sizeof(got), &got_len), MS_OK);
 				CHECK_EQ_BYTES(got, want, got_len);
 			}
 		}
@@ -73,7 +73,7 @@ MS_TEST(hogweed_refuses_sizes)
 	size_t tbs_len = digest_info(MS_HASH_SHA256, tbs, sizeof(tbs)), sig_len = 0;
 
 	cms_load_key("rsa2048", &pk);
-	CHECK(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k) == MS_OK);
+	CHECK_ERR(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k), MS_OK);
 	CHECK(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, sig, 255, &sig_len) ==
 	      MS_E_NOSPACE);
 	/* At most the modulus less 11 bytes of padding (RFC 8017, 9.2). */
@@ -103,9 +103,9 @@ MS_TEST(hogweed_no_randomness_no_signature)
 	size_t tbs_len = digest_info(MS_HASH_SHA256, tbs, sizeof(tbs)), sig_len = 0;
 
 	cms_load_key("rsa2048", &pk);
-	CHECK(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k) == MS_OK);
-	CHECK(ms_signer_hogweed_sign(k, no_random, NULL, tbs, tbs_len, sig, sizeof(sig),
-				     &sig_len) == MS_E_INTERNAL);
+	CHECK_ERR(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k), MS_OK);
+	CHECK_ERR(ms_signer_hogweed_sign(k, no_random, NULL, tbs, tbs_len, sig, sizeof(sig),
+				     &sig_len), MS_E_INTERNAL);
 	ms_signer_hogweed_free(k);
 	mbedtls_pk_free(&pk);
 }
@@ -122,9 +122,9 @@ MS_TEST(hogweed_checks_its_result)
 	cms_load_key("rsa2048", &pk);
 	rsa = mbedtls_pk_rsa(pk);
 	CHECK(mbedtls_mpi_add_int(&rsa->QP, &rsa->QP, 1) == 0);
-	CHECK(ms_signer_hogweed_new(rsa, &k) == MS_OK);
-	CHECK(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, sig, sizeof(sig),
-				     &sig_len) == MS_E_INTERNAL);
+	CHECK_ERR(ms_signer_hogweed_new(rsa, &k), MS_OK);
+	CHECK_ERR(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, sig, sizeof(sig),
+				     &sig_len), MS_E_INTERNAL);
 	ms_signer_hogweed_free(k);
 	mbedtls_pk_free(&pk);
 }
@@ -138,7 +138,7 @@ MS_TEST(hogweed_gmp_frees_wiped)
 
 	mp_get_memory_functions(NULL, NULL, &before);
 	cms_load_key("rsa2048", &pk);
-	CHECK(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k) == MS_OK);
+	CHECK_ERR(ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &k), MS_OK);
 	mp_get_memory_functions(NULL, NULL, &after);
 	CHECK(after != before);
 	ms_signer_hogweed_free(k);

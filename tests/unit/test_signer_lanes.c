@@ -140,7 +140,7 @@ MS_TEST(signer_lanes_take_give_stop)
 	unsigned a, b;
 
 	stub_init(&st, 2);
-	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK_ERR(ms_lanes_new(&st.base, &cfg, &p), MS_OK);
 	CHECK_EQ(ms_lanes_count(p), 2u);
 	a = ms_lanes_take(p);
 	b = ms_lanes_take(p);
@@ -170,24 +170,24 @@ MS_TEST(signer_lanes_recoveries_bounded)
 	struct ms_lanes_result res;
 
 	stub_init(&st, 1);
-	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK_ERR(ms_lanes_new(&st.base, &cfg, &p), MS_OK);
 	CHECK(sign_one(p, 0, "a.ko", &res) == MS_OK && !res.recovered);
 	/* Three losses, each cured by one re-open. */
 	for (int k = 0; k < 3; k++) {
 		atomic_store(&st.losses, 1);
-		CHECK(sign_one(p, 0, "b.ko", &res) == MS_OK);
+		CHECK_ERR(sign_one(p, 0, "b.ko", &res), MS_OK);
 		CHECK(res.recovered && strcmp(res.why, "lane 0: session lost") == 0);
 	}
 	CHECK_EQ(atomic_load(&st.recovers), 3);
 	/* The fourth is not brought back: the pool's recoveries are spent. */
 	atomic_store(&st.losses, 1);
-	CHECK(sign_one(p, 0, "c.ko", &res) == MS_E_TOKEN);
+	CHECK_ERR(sign_one(p, 0, "c.ko", &res), MS_E_TOKEN);
 	CHECK(!res.recovered && strcmp(res.why, "lane 0: session lost") == 0);
 	CHECK_EQ(atomic_load(&st.recovers), 3);
 	/* A failure does not stop the pool: the owner decides. */
 	CHECK(!ms_lanes_stopped(p));
-	CHECK(sign_one(p, 0, "d.ko", &res) == MS_OK);
-	CHECK(sign_one(p, 1, "e.ko", &res) == MS_E_ARG);	/* no such lane */
+	CHECK_ERR(sign_one(p, 0, "d.ko", &res), MS_OK);
+	CHECK_ERR(sign_one(p, 1, "e.ko", &res), MS_E_ARG);	/* no such lane */
 	ms_lanes_free(p);
 }
 
@@ -214,7 +214,7 @@ MS_TEST(signer_lanes_hung_reported)
 	void *got = NULL;
 
 	stub_init(&st, 2);
-	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK_ERR(ms_lanes_new(&st.base, &cfg, &p), MS_OK);
 	hang_pool = p;
 	atomic_store(&st.hang, true);
 	CHECK(pthread_create(&t, NULL, sign_hanging, NULL) == 0);
@@ -229,13 +229,13 @@ MS_TEST(signer_lanes_hung_reported)
 	pthread_cond_signal(&st.released);
 	pthread_mutex_unlock(&st.lock);
 	CHECK(pthread_join(t, &got) == 0);
-	CHECK(*(ms_err *)got == MS_OK);
+	CHECK_ERR(*(ms_err *)got, MS_OK);
 	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)0);
 	ms_lanes_free(p);
 
 	/* Timeout 0: never reported. */
 	cfg.token_timeout = 0;
-	CHECK(ms_lanes_new(&st.base, &cfg, &p) == MS_OK);
+	CHECK_ERR(ms_lanes_new(&st.base, &cfg, &p), MS_OK);
 	CHECK_EQ(ms_lanes_hung(p, h, 4), (size_t)0);
 	ms_lanes_free(p);
 }
@@ -270,21 +270,21 @@ MS_TEST(signer_lanes_several_signers_drop)
 
 	stub_init(&a, 1);
 	stub_init(&b, 1);
-	CHECK(ms_lanes_new(&a.base, &cfg, &p) == MS_OK);
-	CHECK(ms_lanes_add(p, &b.base) == MS_OK);
+	CHECK_ERR(ms_lanes_new(&a.base, &cfg, &p), MS_OK);
+	CHECK_ERR(ms_lanes_add(p, &b.base), MS_OK);
 	CHECK_EQ(ms_lanes_count(p), 2u);
 	CHECK_EQ(ms_lanes_signers(p), 2u);
 	l0 = ms_lanes_take(p);
 	l1 = ms_lanes_take(p);
 	CHECK(l0 == 0 && l1 == 1);	/* signer 0's lanes first, the added ones after */
 	CHECK(ms_lanes_signer(p, l1) == &b.base);
-	CHECK(sign_one(p, l1, "a.ko", &res) == MS_OK);
+	CHECK_ERR(sign_one(p, l1, "a.ko", &res), MS_OK);
 	ms_lanes_signer_stat(p, 1, &st);
 	CHECK(st.signer == &b.base && st.signatures == 1 && !st.is_dropped);
 	ms_lanes_give(p, l0);
 	/* b fails: dropped, and the signature made on a's lane; the caller sees MS_OK. */
 	atomic_store(&b.losses, 100);
-	CHECK(sign_one(p, l1, "b.ko", &res) == MS_OK);
+	CHECK_ERR(sign_one(p, l1, "b.ko", &res), MS_OK);
 	CHECK_EQ(atomic_load(&d.n), 1);
 	CHECK(d.signer == 1 && strcmp(d.why, "lane 0: session lost") == 0);
 	ms_lanes_signer_stat(p, 1, &st);
@@ -296,7 +296,7 @@ MS_TEST(signer_lanes_several_signers_drop)
 	CHECK_EQ(ms_lanes_take(p), 0u);
 	/* The last signer alive is never dropped: its failure is the caller's. */
 	atomic_store(&a.losses, 100);
-	CHECK(sign_one(p, 0, "c.ko", &res) == MS_E_TOKEN);
+	CHECK_ERR(sign_one(p, 0, "c.ko", &res), MS_E_TOKEN);
 	CHECK_EQ(atomic_load(&d.n), 1);
 	ms_lanes_signer_stat(p, 0, &st);
 	CHECK(!st.is_dropped);
@@ -319,14 +319,14 @@ MS_TEST(signer_lanes_several_signers_timeout)
 
 	stub_init(&a, 1);
 	stub_init(&b, 1);
-	CHECK(ms_lanes_new(&a.base, &cfg, &p) == MS_OK);
-	CHECK(ms_lanes_add(p, &b.base) == MS_OK);
+	CHECK_ERR(ms_lanes_new(&a.base, &cfg, &p), MS_OK);
+	CHECK_ERR(ms_lanes_add(p, &b.base), MS_OK);
 	CHECK_EQ(ms_lanes_take(p), 0u);
 	CHECK_EQ(ms_lanes_take(p), 1u);
 	ms_lanes_give(p, 0);
 	/* b hangs: after the 1 s timeout it is dropped and a signs; the caller sees MS_OK. */
 	atomic_store(&b.hang, true);
-	CHECK(sign_one(p, 1, "slow.ko", &res) == MS_OK);
+	CHECK_ERR(sign_one(p, 1, "slow.ko", &res), MS_OK);
 	CHECK_EQ(atomic_load(&d.n), 1);
 	CHECK(d.signer == 1 && strstr(d.why, "no signature within 1 s") != NULL);
 	CHECK_EQ(atomic_load(&a.signs), 1);
@@ -341,7 +341,7 @@ MS_TEST(signer_lanes_several_signers_timeout)
 		usleep(20000);
 	}
 	CHECK(!ms_lanes_stuck(p));
-	CHECK(sign_one(p, 0, "next.ko", &res) == MS_OK);	/* a's lane, on its thread */
+	CHECK_ERR(sign_one(p, 0, "next.ko", &res), MS_OK);	/* a's lane, on its thread */
 	ms_lanes_free(p);	/* joins the lane threads */
 }
 

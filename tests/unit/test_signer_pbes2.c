@@ -158,7 +158,7 @@ MS_TEST(pbes2_parse_fields)
 	struct ms_pbes2 out;
 	char why[256];
 
-	CHECK(parse_parts(&good, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&good, &d, &out, why, sizeof(why)), MS_OK);
 	CHECK(out.prf == MS_PBES2_HMAC_SHA256);
 	CHECK(out.cipher == MS_PBES2_AES256_CBC);
 	CHECK(out.iterations == 2048);
@@ -176,30 +176,30 @@ MS_TEST(pbes2_parse_optional_fields)
 
 	/* prf absent: the DEFAULT, hmacWithSHA1 (RFC 8018, A.2). */
 	p.prf = "";
-	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&p, &d, &out, why, sizeof(why)), MS_OK);
 	CHECK(out.prf == MS_PBES2_HMAC_SHA1);
 	/* prf without its NULL, as some writers leave it. */
 	p.prf = "30 0a 06 08 2a 86 48 86 f7 0d 02 0b";
-	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&p, &d, &out, why, sizeof(why)), MS_OK);
 	CHECK(out.prf == MS_PBES2_HMAC_SHA512);
 	/* keyLength equal to the cipher's. */
 	p.key_len = "02 01 20";
-	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&p, &d, &out, why, sizeof(why)), MS_OK);
 	p.key_len = "02 01 10";
 	p.enc_oid = "06 09 60 86 48 01 65 03 04 01 02";	/* aes128-CBC */
-	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&p, &d, &out, why, sizeof(why)), MS_OK);
 	CHECK(out.cipher == MS_PBES2_AES128_CBC);
 	/* DES-EDE3-CBC: an 8-byte IV, whole 8-byte blocks. */
 	p = good;
 	p.enc_oid = "06 08 2a 86 48 86 f7 0d 03 07";
 	p.iv = "04 08 01 02 03 04 05 06 07 08";
 	p.data_len = 24;
-	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&p, &d, &out, why, sizeof(why)), MS_OK);
 	CHECK(out.cipher == MS_PBES2_DES_EDE3_CBC);
 	/* The ceiling itself is accepted. */
 	p = good;
 	p.iter = "02 03 4c 4b 40";	/* 5000000 */
-	CHECK(parse_parts(&p, &d, &out, why, sizeof(why)) == MS_OK);
+	CHECK_ERR(parse_parts(&p, &d, &out, why, sizeof(why)), MS_OK);
 	CHECK(out.iterations == MS_PBES2_ITER_MAX);
 }
 
@@ -212,10 +212,10 @@ MS_TEST(pbes2_parse_not_ours)
 
 	/* PKCS#12 PBE (pbeWithSHAAnd3-KeyTripleDES-CBC): mbedTLS reads it. */
 	p.pbes2_oid = "06 0a 2a 86 48 86 f7 0d 01 0c 01 03";
-	CHECK(parse_parts(&p, &d, &out, NULL, 0) == MS_E_NOTFOUND);
+	CHECK_ERR(parse_parts(&p, &d, &out, NULL, 0), MS_E_NOTFOUND);
 	/* A plain key (SEQUENCE { INTEGER ... }), nothing, garbage. */
-	CHECK(ms_signer_pbes2_parse(plain, sizeof(plain), &out, NULL, 0) == MS_E_NOTFOUND);
-	CHECK(ms_signer_pbes2_parse(NULL, 0, &out, NULL, 0) == MS_E_NOTFOUND);
+	CHECK_ERR(ms_signer_pbes2_parse(plain, sizeof(plain), &out, NULL, 0), MS_E_NOTFOUND);
+	CHECK_ERR(ms_signer_pbes2_parse(NULL, 0, &out, NULL, 0), MS_E_NOTFOUND);
 	CHECK(ms_signer_pbes2_parse((const uint8_t *)"-----BEGIN", 10, &out, NULL, 0) ==
 	      MS_E_NOTFOUND);
 }
@@ -472,13 +472,13 @@ MS_TEST(pbes2_decrypt_round_trip)
 		encrypt(c, plain, plain_len, pad, (uint8_t)pad, enc, &enc_len);
 		combo_parts(c, &p, enc, enc_len);
 		build(&p, &d);
-		CHECK(ms_signer_pbes2_parse(d.b, d.n, &pb, why, sizeof(why)) == MS_OK);
+		CHECK_ERR(ms_signer_pbes2_parse(d.b, d.n, &pb, why, sizeof(why)), MS_OK);
 		/* One byte short of the data: refused before anything is written. */
 		CHECK(ms_signer_pbes2_decrypt(&pb, (const uint8_t *)PASS, strlen(PASS), dec,
 					      enc_len - 1, &dec_len, why, sizeof(why)) ==
 		      MS_E_NOSPACE);
-		CHECK(ms_signer_pbes2_decrypt(&pb, (const uint8_t *)PASS, strlen(PASS), dec,
-					      sizeof(dec), &dec_len, why, sizeof(why)) == MS_OK);
+		CHECK_ERR(ms_signer_pbes2_decrypt(&pb, (const uint8_t *)PASS, strlen(PASS), dec,
+					      sizeof(dec), &dec_len, why, sizeof(why)), MS_OK);
 		CHECK(dec_len == plain_len);
 		CHECK(memcmp(dec, plain, plain_len) == 0);
 		mbedtls_pk_init(&pk);
@@ -528,7 +528,7 @@ MS_TEST(pbes2_decrypt_padding)
 		encrypt(c, msg, cases[i].len, cases[i].pad, cases[i].value, enc, &enc_len);
 		combo_parts(c, &p, enc, enc_len);
 		build(&p, &d);
-		CHECK(ms_signer_pbes2_parse(d.b, d.n, &pb, why, sizeof(why)) == MS_OK);
+		CHECK_ERR(ms_signer_pbes2_parse(d.b, d.n, &pb, why, sizeof(why)), MS_OK);
 		CHECK(ms_signer_pbes2_decrypt(&pb, (const uint8_t *)PASS, strlen(PASS), dec,
 					      sizeof(dec), &dec_len, why, sizeof(why)) ==
 		      cases[i].want);
@@ -549,9 +549,9 @@ MS_TEST(pbes2_decrypt_padding)
 		encrypt(c, in, 32, 0, 0, enc, &enc_len);
 		combo_parts(c, &p, enc, enc_len);
 		build(&p, &d);
-		CHECK(ms_signer_pbes2_parse(d.b, d.n, &pb, why, sizeof(why)) == MS_OK);
-		CHECK(ms_signer_pbes2_decrypt(&pb, (const uint8_t *)PASS, strlen(PASS), dec,
-					      sizeof(dec), &dec_len, why, sizeof(why)) == MS_E_PIN);
+		CHECK_ERR(ms_signer_pbes2_parse(d.b, d.n, &pb, why, sizeof(why)), MS_OK);
+		CHECK_ERR(ms_signer_pbes2_decrypt(&pb, (const uint8_t *)PASS, strlen(PASS), dec,
+					      sizeof(dec), &dec_len, why, sizeof(why)), MS_E_PIN);
 	}
 }
 
@@ -565,7 +565,7 @@ MS_TEST(pbes2_decrypt_refuses_unparsed)
 	memset(&pb, 0, sizeof(pb));
 	CHECK(ms_signer_pbes2_decrypt(&pb, NULL, 0, dec, sizeof(dec), &dec_len, NULL, 0) ==
 	      MS_E_ARG);
-	CHECK(parse_parts(&good, &d, &pb, NULL, 0) == MS_OK);
+	CHECK_ERR(parse_parts(&good, &d, &pb, NULL, 0), MS_OK);
 	pb.iterations = (uint64_t)MS_PBES2_ITER_MAX + 1;
 	CHECK(ms_signer_pbes2_decrypt(&pb, NULL, 0, dec, sizeof(dec), &dec_len, NULL, 0) ==
 	      MS_E_ARG);
@@ -582,18 +582,18 @@ MS_TEST(pbes2_openssl_file)
 
 	memcpy(pass.buf, PASS, pass.len);
 	memcpy(wrong.buf, WRONG_PASS, wrong.len);
-	CHECK(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.pkcs8-aes.key.pem"), &enc,
-					     why, sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_signer_keyfile_is_encrypted(ms_test_data("rsa2048.pkcs8-aes.key.pem"), &enc,
+					     why, sizeof(why)), MS_OK);
 	CHECK(enc == 1);
-	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.pkcs8-aes.key.pem"), NULL, 1, &s, why,
-				     sizeof(why)) == MS_E_PIN);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("rsa2048.pkcs8-aes.key.pem"), NULL, 1, &s, why,
+				     sizeof(why)), MS_E_PIN);
 	CHECK(strstr(why, "no passphrase") != NULL);
-	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.pkcs8-aes.key.pem"), &wrong, 1, &s,
-				     why, sizeof(why)) == MS_E_PIN);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("rsa2048.pkcs8-aes.key.pem"), &wrong, 1, &s,
+				     why, sizeof(why)), MS_E_PIN);
 	CHECK(strstr(why, "wrong passphrase") != NULL);
 	CHECK(s == NULL);
-	CHECK(ms_signer_keyfile_open(ms_test_data("rsa2048.pkcs8-aes.key.pem"), &pass, 3, &s, why,
-				     sizeof(why)) == MS_OK);
+	CHECK_ERR(ms_signer_keyfile_open(ms_test_data("rsa2048.pkcs8-aes.key.pem"), &pass, 3, &s, why,
+				     sizeof(why)), MS_OK);
 	CHECK(ms_signer_key_type(s) == MS_KEY_RSA);
 	CHECK(ms_signer_lanes(s) == 3);
 	ms_signer_free(s);

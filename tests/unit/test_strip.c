@@ -19,7 +19,7 @@ static void
 open_mod(struct ms_modfile *mf, const char *path)
 {
 	ms_modfile_init(mf);
-	CHECK_EQ(ms_modfile_open(mf, path), MS_OK);
+	CHECK_ERR(ms_modfile_open(mf, path), MS_OK);
 }
 
 MS_TEST(strip_layout_and_sig_read)
@@ -35,23 +35,23 @@ MS_TEST(strip_layout_and_sig_read)
 	CHECK(buf != NULL);
 	tm_fixture_make(&fx, d, "a.ko", 0644);
 	open_mod(&mf, fx.path);
-	CHECK_EQ(ms_mod_layout_read(&mf, &l, &why), MS_E_NOTFOUND);
+	CHECK_ERR(ms_mod_layout_read(&mf, &l, &why), MS_E_NOTFOUND);
 	CHECK_STR_EQ(why, "not signed");
-	CHECK_EQ(ms_mod_payload_len(&mf, &n), MS_E_NOTFOUND);
+	CHECK_ERR(ms_mod_payload_len(&mf, &n), MS_E_NOTFOUND);
 	ms_modfile_clear(&mf);
 
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
 	open_mod(&mf, fx.path);
 	CHECK(ms_mod_layout_read(&mf, &l, &why) == MS_OK && why == NULL);
 	CHECK(l.file_len == fx.want_len && l.payload_len == TM_MOD_LEN && l.sig_len == TM_CMS_LEN);
 	CHECK(l.info.id_type == 2);
 	CHECK(ms_mod_payload_len(&mf, &n) == MS_OK && n == TM_MOD_LEN);
-	CHECK_EQ(ms_mod_sig_read(&mf, &l, buf, TM_CMS_LEN - 1), MS_E_NOSPACE);
-	CHECK_EQ(ms_mod_sig_read(&mf, &l, buf, TM_CMS_LEN), MS_OK);
+	CHECK_ERR(ms_mod_sig_read(&mf, &l, buf, TM_CMS_LEN - 1), MS_E_NOSPACE);
+	CHECK_ERR(ms_mod_sig_read(&mf, &l, buf, TM_CMS_LEN), MS_OK);
 	CHECK_EQ_BYTES(buf, fx.cms, TM_CMS_LEN);
 	l.sig_len++;
-	CHECK_EQ(ms_mod_sig_read(&mf, &l, buf, TM_CMS_LEN), MS_E_ARG);
+	CHECK_ERR(ms_mod_sig_read(&mf, &l, buf, TM_CMS_LEN), MS_E_ARG);
 	ms_modfile_clear(&mf);
 	free(buf);
 	tm_fixture_free(&fx);
@@ -71,25 +71,25 @@ MS_TEST(strip_in_place_and_dest)
 		const char *why = NULL;
 
 		tm_fixture_make(&fx, d, "a.ko", modes[i]);
-		CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+		CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 		ms_modfile_clear(&mf);
 		/* To a dest: the module stays signed. */
 		open_mod(&mf, fx.path);
-		CHECK_EQ(ms_mod_strip(&mf, dest, &why), MS_OK);
+		CHECK_ERR(ms_mod_strip(&mf, dest, &why), MS_OK);
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(dest, fx.mod, TM_MOD_LEN));
 		CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 		CHECK(unlink(dest) == 0);
 		/* In place: byte for byte the module before signing, same mode. */
 		open_mod(&mf, fx.path);
-		CHECK_EQ(ms_mod_strip(&mf, NULL, &why), MS_OK);
+		CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_OK);
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
 		CHECK(tm_mode_of(fx.path) == modes[i]);
 		CHECK(tm_count(d) == 1 && tm_count_tmp(d) == 0);
 		/* Again: not signed any more, left alone. */
 		open_mod(&mf, fx.path);
-		CHECK_EQ(ms_mod_strip(&mf, NULL, &why), MS_E_NOTFOUND);
+		CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_NOTFOUND);
 		CHECK_STR_EQ(why, "not signed");
 		ms_modfile_clear(&mf);
 		CHECK(tm_equals(fx.path, fx.mod, TM_MOD_LEN));
@@ -105,12 +105,12 @@ MS_TEST(strip_twice_signed_keeps_inner)
 	struct ms_modfile mf;
 
 	tm_fixture_make(&fx, d, "a.ko", 0644);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
 	open_mod(&mf, fx.path);
-	CHECK_EQ(ms_mod_strip(&mf, NULL, NULL), MS_OK);
+	CHECK_ERR(ms_mod_strip(&mf, NULL, NULL), MS_OK);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 	tm_fixture_free(&fx);
@@ -130,7 +130,7 @@ broken_trailer(size_t off_from_end, uint8_t val, const char *want_why)
 	fx.want[fx.want_len - off_from_end] = val;
 	tm_write(fx.path, fx.want, fx.want_len, 0644);
 	open_mod(&mf, fx.path);
-	CHECK_EQ(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
 	CHECK(why != NULL && strcmp(why, want_why) == 0);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.want, fx.want_len));
@@ -166,7 +166,7 @@ MS_TEST(strip_short_file_with_marker)
 	tm_join(path, d, "short.ko");
 	tm_write(path, buf, sizeof(buf), 0644);
 	open_mod(&mf, path);
-	CHECK_EQ(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
+	CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
 	CHECK(strstr(why, "too short") != NULL);
 	ms_modfile_clear(&mf);
 	tm_done();
@@ -181,24 +181,24 @@ MS_TEST(strip_refuses_symlink_dest_and_changed_module)
 	static const uint8_t extra[] = { 1, 2, 3 };
 
 	tm_fixture_make(&fx, d, "a.ko", 0644);
-	CHECK_EQ(tm_sign(&fx, &mf, NULL), MS_OK);
+	CHECK_ERR(tm_sign(&fx, &mf, NULL), MS_OK);
 	ms_modfile_clear(&mf);
 	tm_join(link, d, "link.ko");
 	CHECK(symlink(fx.path, link) == 0);
 	open_mod(&mf, fx.path);
-	CHECK_EQ(ms_mod_strip(&mf, link, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_strip(&mf, link, NULL), MS_E_ARG);
 	CHECK(mf.sys_errno == ELOOP);
 	ms_modfile_clear(&mf);
 	tm_join(dir, d, "sub");
 	CHECK(mkdir(dir, 0755) == 0);
 	open_mod(&mf, fx.path);
-	CHECK_EQ(ms_mod_strip(&mf, dir, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_strip(&mf, dir, NULL), MS_E_ARG);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 	/* The module grows between open and strip: nothing is written. */
 	open_mod(&mf, fx.path);
 	tm_append(fx.path, extra, sizeof(extra));
-	CHECK_EQ(ms_mod_strip(&mf, NULL, NULL), MS_E_CHANGED);
+	CHECK_ERR(ms_mod_strip(&mf, NULL, NULL), MS_E_CHANGED);
 	ms_modfile_clear(&mf);
 	CHECK(tm_count_tmp(d) == 0);
 	CHECK(unlink(link) == 0 && rmdir(dir) == 0);
@@ -214,11 +214,11 @@ MS_TEST(strip_bad_arguments)
 	uint64_t n = 0;
 
 	ms_modfile_init(&mf);
-	CHECK_EQ(ms_mod_strip(NULL, NULL, NULL), MS_E_ARG);
-	CHECK_EQ(ms_mod_strip(&mf, NULL, NULL), MS_E_ARG);
-	CHECK_EQ(ms_mod_layout_read(&mf, &l, NULL), MS_E_ARG);
-	CHECK_EQ(ms_mod_payload_len(&mf, NULL), MS_E_ARG);
-	CHECK_EQ(ms_mod_payload_len(&mf, &n), MS_E_ARG);
+	CHECK_ERR(ms_mod_strip(NULL, NULL, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_strip(&mf, NULL, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_layout_read(&mf, &l, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_payload_len(&mf, NULL), MS_E_ARG);
+	CHECK_ERR(ms_mod_payload_len(&mf, &n), MS_E_ARG);
 }
 
 MS_TEST(strip_replace_signature_by_prefix)
@@ -232,7 +232,7 @@ MS_TEST(strip_replace_signature_by_prefix)
 	/* A module signed with another blob, re-signed over its payload: as if never signed. */
 	tm_fixture_make(&fx, d, "a.ko", 0640);
 	open_mod(&mf, fx.path);
-	CHECK_EQ(ms_modfile_write_signed(&mf, NULL, other, sizeof(other), MS_WRITE_REPLACE), MS_OK);
+	CHECK_ERR(ms_modfile_write_signed(&mf, NULL, other, sizeof(other), MS_WRITE_REPLACE), MS_OK);
 	ms_modfile_clear(&mf);
 	open_mod(&mf, fx.path);
 	CHECK(ms_mod_payload_len(&mf, &n) == MS_OK && n == TM_MOD_LEN);
@@ -244,8 +244,8 @@ MS_TEST(strip_replace_signature_by_prefix)
 	open_mod(&mf, fx.path);
 	CHECK(ms_modfile_write_signed_prefix(&mf, NULL, 0, fx.cms, TM_CMS_LEN, MS_WRITE_REPLACE) ==
 	      MS_E_ARG);
-	CHECK(ms_modfile_write_signed_prefix(&mf, NULL, fx.want_len + 1, fx.cms, TM_CMS_LEN,
-					     MS_WRITE_REPLACE) == MS_E_ARG);
+	CHECK_ERR(ms_modfile_write_signed_prefix(&mf, NULL, fx.want_len + 1, fx.cms, TM_CMS_LEN,
+					     MS_WRITE_REPLACE), MS_E_ARG);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 	tm_fixture_free(&fx);
