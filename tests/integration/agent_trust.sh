@@ -85,7 +85,7 @@ fake() {
 	who=$1
 	shift
 	fake_stop
-	rm -f "$U/$who/sock" "$U/$who/fake.out"
+	rm -f "$U/$who/sock" "$T/fake.out"
 	if [ "$who" = nob ]; then
 		as_nobody perl "$U/bin/fake_agent.pl" "$U/nob/sock" "$1" "$NAME" ${2:+"$2"} \
 			>"$T/fake.out" 2>"$T/fake.err" &
