@@ -376,7 +376,7 @@ the second sets both on two cores. Each is a ratio of medians of wall time.
 - $(nproc) CPUs ($cpu, SHA extensions: $(grep -qw sha_ni /proc/cpuinfo && echo "yes, so modsign hashes SHA-256 with them" || echo "no, so modsign hashes with mbedTLS")), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $kver; work directory on $fs$(fs_journal_note) (\`$CACHE\`)
 - load average before / after: $LOAD_BEFORE / $LOAD_AFTER (the machine is shared); whole bench $BENCH_SECS s
 - $("$MODSIGN" --version 2>&1 | head -n 1) (\`$MODSIGN\`)
-- sign-file (PEM): \`$SIGNFILE\` from linux-kbuild-6.1 $(pkgver linux-kbuild-6.1)
+- sign-file (PEM): \`$SIGNFILE\` from $(dpkg -S "$SIGNFILE" 2>/dev/null | cut -d: -f1) $(pkgver "$(dpkg -S "$SIGNFILE" 2>/dev/null | cut -d: -f1)")
 - sign-file (token): \`scripts/sign-file.c\` of linux-source-6.1 $SIGNFILE_SRC_VER built with its OpenSSL ENGINE branch, libengine-pkcs11-openssl $(pkgver libengine-pkcs11-openssl) (libp11)
 - sign-file -b (bulk): the same \`scripts/sign-file.c\` with \`bench/sign-file-bulk-6.1.patch\` (the seed's patch 1/2, made to apply to 6.1), built against OpenSSL 3 like Debian's for the PEM key, and with its ENGINE branch (libp11, as above) for the key on SoftHSM2
 - SoftHSM2 $(pkgver softhsm2), $(openssl version 2>/dev/null | cut -d' ' -f1-2) (libssl3 $(pkgver libssl3)), mbedTLS $(pkgver libmbedtls-dev), p11-kit $(pkgver libp11-kit0)

@@ -42,7 +42,9 @@ OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
 SLOWTOKEN=$TOP/build/slowtoken.so
-SIGNFILE=/usr/lib/linux-kbuild-6.1/scripts/sign-file
+SIGNFILE=
+# shellcheck source=tests/lib/signfile.sh
+. "$TOP/tests/lib/signfile.sh"
 SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 KEY=$TOP/tests/data/rsa2048.key.pem	# TEST-ONLY key
 CERT=$TOP/tests/data/rsa2048.x509.der

@@ -5,7 +5,8 @@
 # lives in the run's temporary directory.
 
 # Debian packages the bench relies on, beyond what modsign builds with.
-BENCH_PKGS="linux-kbuild-6.1 softhsm2 opensc openssl libssl-dev libengine-pkcs11-openssl
+# (base: what modsign builds and tests with, the release's sign-file too)
+BENCH_PKGS="base softhsm2 opensc openssl libssl-dev libengine-pkcs11-openssl
 time eatmydata xz-utils zstd gcc libc6-dev"
 
 say() { printf 'bench: %s\n' "$*" >&2; }
