@@ -192,7 +192,9 @@ fingerprint() {
 
 # compare_runs N PRISTINE RELLIST VARIANT...: N rounds, each running every
 # variant once on a fresh copy, in turn (A, B, C, A, B, C, ...), so that a
-# slow spell of the shared machine hits all variants alike.
+# slow spell of the shared machine hits all variants alike. After each
+# variant's first run, its outputs are fingerprinted, and FIRST_RUN_HOOK, when
+# set, is called as FIRST_RUN_HOOK VARIANT RELLIST (untimed, $WORK as left).
 compare_runs() {
 	local reps=$1 pristine=$2 rel=$3 rep v
 	shift 3
@@ -204,6 +206,7 @@ compare_runs() {
 			measure "$v" "$rep" "$v"
 			if [ "$rep" = 1 ]; then
 				fingerprint "$v" "$rel"
+				[ -z "${FIRST_RUN_HOOK:-}" ] || "$FIRST_RUN_HOOK" "$v" "$rel"
 			fi
 		done
 	done
