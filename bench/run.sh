@@ -197,13 +197,22 @@ fingerprint() {
 # slow spell of the shared machine hits all variants alike. After each
 # variant's first run, its outputs are fingerprinted, and FIRST_RUN_HOOK, when
 # set, is called as FIRST_RUN_HOOK VARIANT RELLIST (untimed, $WORK as left).
+# COMPARE_REVERSE=1 runs the even rounds in reverse order (A, B, C, C, B, A,
+# ...), so that of two variants next to each other each runs first as often.
 compare_runs() {
-	local reps=$1 pristine=$2 rel=$3 rep v
+	local reps=$1 pristine=$2 rel=$3 rep v order
 	shift 3
 	LIST=$RUN/list.abs
 	abs_list "$rel" > "$LIST"
 	for rep in $(seq 1 "$reps"); do
-		for v in "$@"; do
+		order=("$@")
+		if [ "${COMPARE_REVERSE:-0}" = 1 ] && [ $((rep % 2)) = 0 ]; then
+			order=()
+			for v in "$@"; do
+				order=("$v" "${order[@]}")
+			done
+		fi
+		for v in "${order[@]}"; do
 			restore "$pristine"
 			measure "$v" "$rep" "$v"
 			if [ "$rep" = 1 ]; then

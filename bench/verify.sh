@@ -4,7 +4,9 @@
 # check (./modsign) against the same sources built without it
 # ($MODSIGN_NOCHECK: tests/mutants/signature-not-verified.patch applied to a
 # copy of the tree, bench/setup.sh build_nocheck), on the sample of (b),
-# pairs side by side and interleaved (with, without, with, without, ...):
+# pairs side by side and interleaved, every other round in reverse order
+# (with, without, ..., then ..., without, with), so that each of a pair runs
+# first as often:
 #   v_rsa_bulk, v_rsa_bulk_nc    modsign -b (default -j), RSA-2048 key on
 #                                SoftHSM2 (as b_ms_def)
 #   v_rsa_agent, v_rsa_agent_nc  one modsign process per module under
@@ -116,10 +118,10 @@ run_section_v() {
 		MEASURE_FAILED=1
 		return 0
 	fi
-	FIRST_RUN_HOOK=v_verify_outputs
+	FIRST_RUN_HOOK=v_verify_outputs COMPARE_REVERSE=1
 	# shellcheck disable=SC2086  # a list of variants
 	compare_runs "$REPS" "$CORPUS_DIR/sample" "$CORPUS_DIR/sample.list" $SECTION_V
-	FIRST_RUN_HOOK=""
+	FIRST_RUN_HOOK="" COMPARE_REVERSE=0
 	if [ -n "$VERIFY_CPU_WHY" ]; then
 		say "(v) $VERIFY_CPU_WHY"
 		MEASURE_FAILED=1
@@ -273,7 +275,8 @@ modsign checks every signature with the certificate's key before it writes
 it (\`check_signature()\` in src/signer/lanes.c). Against it: the same tree
 built without that one call (\`tests/mutants/signature-not-verified.patch\`
 applied to a copy, \`make modsign\`: "modsign-nocheck"). Each pair runs side
-by side, interleaved with the others, $REPS runs each, on the sample of (b),
+by side, interleaved with the others (every other round in reverse order, so
+that each of a pair runs first as often), $REPS runs each, on the sample of (b),
 the keys on the SoftHSM2 token of (b). Under the agent, the agent is
 ./modsign in both (it has no certificate and verifies nothing); the client
 processes, one per module, are the binary with or without the check.
