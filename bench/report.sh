@@ -129,6 +129,7 @@ label_of() {
 	g_ms_1) echo "modsign -b, one HSM-like token" ;;
 	g_ms_*) echo "modsign -b, ${1##*_} HSM-like tokens (--key)" ;;
 	f_*) f_label "$1" ;;
+	v_*) v_label "$1" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -443,6 +444,9 @@ EOF
 		tokens_section
 	fi
 	digest_section
+	case " $SECTIONS " in
+	*" v "*) verify_section ;;
+	esac
 	notes_section
 	commands_section
 	raw_section
@@ -573,7 +577,7 @@ commands_section() {
 	local v
 	printf '## Commands\n\n'
 	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"
 	done
@@ -591,7 +595,7 @@ raw_section() {
 print_summary() {
 	local v
 	printf '\n%-16s %-44s %9s %9s %9s %9s %10s\n' id variant median min max CPU RSS_KiB
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
 		has_runs "$v" || continue
 		stat_get "$v"
 		printf '%-16s %-44s %9s %9s %9s %9s %10s\n' "$v" "$(label_of "$v")" "$S_MED" "$S_MIN" "$S_MAX" \
@@ -607,4 +611,5 @@ print_summary() {
 	printf '  %-12s SoftHSM2 key, seed'"'"'s sign-file -b / modsign -b >= 2.3: %s\n' "$T7" "$T7_TEXT"
 	agent_summary
 	g_targets
+	v_summary
 }
