@@ -87,7 +87,10 @@ fake() {
 	fake_stop
 	rm -f "$U/$who/sock" "$T/fake.out"
 	if [ "$who" = nob ]; then
-		as_nobody perl "$U/bin/fake_agent.pl" "$U/nob/sock" "$1" "$NAME" ${2:+"$2"} \
+		# setpriv itself, not as_nobody: $! must be the perl it becomes
+		# (a function in the background is a subshell that kill would miss).
+		setpriv --reuid="$NOBODY" --regid="$NOGROUP" --clear-groups \
+			perl "$U/bin/fake_agent.pl" "$U/nob/sock" "$1" "$NAME" ${2:+"$2"} \
 			>"$T/fake.out" 2>"$T/fake.err" &
 	else
 		perl "$U/bin/fake_agent.pl" "$U/root/sock" "$1" "$NAME" ${2:+"$2"} \
