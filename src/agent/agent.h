@@ -86,25 +86,46 @@ ms_err ms_agent_frame_read(int fd, uint8_t *buf, size_t cap, size_t *len, int id
 ms_err ms_agent_frame_write(int fd, const uint8_t *p, size_t len, int ms,
 			    struct ms_agent_io *io) MS_MUST_CHECK;
 
-/* The listening socket and the private directory it lives in. */
+/*
+ * The listening socket and the private directory it lives in. All zero
+ * but @fd (-1) is a closed one: ms_agent_sock_close() then does nothing.
+ */
 struct ms_agent_sock {
 	int fd;			/* -1 when closed */
 	char dir[MS_AGENT_SOCK_PATH_MAX + 1];
 	char path[MS_AGENT_SOCK_PATH_MAX + 1];
+	/* What the agent made, removed through these and never by path. */
+	bool has_base;		/* @base_fd is open: the directory @dir was made in */
+	bool has_dir;		/* @dir_fd is open; @dir_dev, @dir_ino are @dir's */
+	bool has_sock;		/* @sock_dev, @sock_ino are the socket bound in @dir */
+	int base_fd;
+	int dir_fd;
+	char name[32];		/* @dir's name in @base_fd */
+	dev_t dir_dev, sock_dev;
+	ino_t dir_ino, sock_ino;
 };
 
 /**
  * ms_agent_sock_listen() - make a new directory, mode 0700, under
- * $XDG_RUNTIME_DIR when that is a directory of ours, else under $TMPDIR or
- * /tmp (the first whose path fits a socket address), and listen on the
- * socket "sock" in it, mode 0600. @s is ready for ms_agent_sock_close()
- * whatever happens.
- * Return: MS_OK; MS_E_IO (@why names the call and its error), MS_E_NOSPACE
- * (no candidate path fits).
+ * $XDG_RUNTIME_DIR when that is a directory of ours closed to others, else
+ * under $TMPDIR (resolved) or /tmp (the first whose path fits a socket
+ * address), and listen on the socket "sock" in it, mode 0600. $TMPDIR and
+ * /tmp are used only when they and every directory above them are ours or
+ * root's and, when others may write to them, sticky: else no other
+ * directory is tried. A base path with a control character is refused.
+ * @s is ready for ms_agent_sock_close() whatever happens.
+ * Return: MS_OK; MS_E_IO (@why names the call and its error, or why the
+ * directory is unsafe and what to set), MS_E_ARG (a control character),
+ * MS_E_NOSPACE (no candidate path fits).
  */
 ms_err ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap) MS_MUST_CHECK;
 
-/* ms_agent_sock_close() - close the socket, remove it and its directory. Safe twice. */
+/*
+ * ms_agent_sock_close() - close the socket, remove it and its directory
+ * through the descriptors kept since they were made, each only while it is
+ * still the same device and inode (a directory renamed away and replaced,
+ * by a link or anything else, is left alone). Safe twice.
+ */
 void ms_agent_sock_close(struct ms_agent_sock *s);
 
 /**
