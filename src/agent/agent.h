@@ -173,12 +173,17 @@ ms_err ms_agent_peer_get(int fd, struct ms_agent_peer *peer) MS_MUST_CHECK;
 struct ms_agent_audit;
 
 /**
- * ms_agent_audit_open() - append to @path (created 0600; a symbolic link is
- * refused), or log nowhere when @path is NULL. *@out is owned by the caller.
+ * ms_agent_audit_open() - append to @path (created 0600), or log nowhere
+ * when @path is NULL. @path must be a regular file: a symbolic link, a
+ * FIFO (never waited for), a device or a socket is refused. *@out is owned
+ * by the caller; NULL on failure.
  * Return: MS_OK; MS_E_IO (@why names the file and the error); MS_E_NOMEM.
  */
 ms_err ms_agent_audit_open(const char *path, struct ms_agent_audit **out, char *why,
 			   size_t why_cap) MS_MUST_CHECK;
+
+/* ms_agent_audit_errno() - the errno of the last line not written (0: none; @a may be NULL). */
+int ms_agent_audit_errno(struct ms_agent_audit *a);
 void ms_agent_audit_free(struct ms_agent_audit *a);
 
 /* One signature request, as the audit trail records it. */
@@ -196,9 +201,12 @@ struct ms_agent_audit_sign {
  * ms_agent_audit_sign() - one line for one signature request: time, peer pid,
  * uid and executable, module, hash, digest, key, the token that signed (when
  * the agent has several) and outcome. One write(2)
- * to an O_APPEND file, so lines of several threads never mix.
+ * to an O_APPEND file under a lock, so lines of several threads (and
+ * agents) never mix; a line written short is cut off again (ftruncate to
+ * the size before it), so the file holds whole lines only.
  * Return: MS_OK (also when logging nowhere); MS_E_IO when the line could not
- * be written: the agent then does not hand out the signature.
+ * be written (ms_agent_audit_errno() says why): the agent then does not
+ * hand out the signature.
  */
 ms_err ms_agent_audit_sign(struct ms_agent_audit *a,
 			   const struct ms_agent_audit_sign *rec) MS_MUST_CHECK;
