@@ -12,18 +12,6 @@ t_token
 # shellcheck source=tests/lib/agent.sh
 . "$TOP/tests/lib/agent.sh"
 agent_setup
-RAW=$TOP/tests/lib/agent_raw.pl
-
-frame() { perl "$RAW" frame "$@"; }
-# gone PID: the process has ended (a zombie nobody reaped counts as ended).
-gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
-wait_gone() {
-	for _ in $(seq 1 150); do
-		gone "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # --- Around a command: its status, the socket's modes, the PIN stays in the agent.
 cat >"$T/cmd.sh" <<'EOF'

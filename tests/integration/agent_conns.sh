@@ -13,17 +13,6 @@ t_setup
 . "$TOP/tests/lib/agent.sh"
 agent_setup
 KEY=$DATA/rsa2048.key.pem
-RAW=$TOP/tests/lib/agent_raw.pl
-
-frame() { perl "$RAW" frame "$@"; }
-gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
-wait_gone() {
-	for _ in $(seq 1 150); do
-		gone "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 hello=$(frame 0101)
 # text_of FILE: the message of the first reply frame printed by agent_raw.pl.
 text_of() { sed -n '1s/^........//p' "$1" | perl -ne 'chomp; print pack("H*", $_)'; }

@@ -19,14 +19,6 @@ if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1; then
 	exit
 fi
 
-gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
-wait_gone() {
-	for _ in $(seq 1 150); do
-		gone "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # in_tmpdir DIR NAME: the agent, with TMPDIR=DIR and no $XDG_RUNTIME_DIR,
 # around a command that prints its socket path into $T/sockpath.
