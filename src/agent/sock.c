@@ -269,14 +269,16 @@ path_check(const char *base, const char *var, char *why, size_t why_cap)
 		char *slash;
 
 		if (lstat(p, &st) != 0) {
-			snprintf(why, why_cap, "socket directory: %s: %s: %s", var, p, strerror(errno));
+			snprintf(why, why_cap, "socket directory: %s: %s: %s", var, p,
+				 strerror(errno));
 			return MS_E_IO;
 		}
 		bad = dir_unsafe(&st);
 		if (bad != NULL) {
-			snprintf(why, why_cap, "socket directory: %s: %s %s, so its user could "
-				 "replace the agent's socket: set XDG_RUNTIME_DIR to a directory of "
-				 "yours (mode 0700), or TMPDIR to a private directory", var, p, bad);
+			snprintf(why, why_cap, "socket directory: %s: %s %s, so its user "
+				 "could replace the agent's socket: set XDG_RUNTIME_DIR to a "
+				 "directory of yours (mode 0700), or TMPDIR to a private "
+				 "directory", var, p, bad);
 			return MS_E_IO;
 		}
 		slash = strrchr(p, '/');
@@ -305,7 +307,8 @@ open_base(struct ms_agent_sock *s, const char *base, bool is_runtime, const char
 	const char *bad;
 	int fd;
 
-	*fit = strlen(base) + sizeof("/modsign-agent.XXXXXX/" SOCK_NAME) - 1 <= MS_AGENT_SOCK_PATH_MAX;
+	*fit = strlen(base) + sizeof("/modsign-agent.XXXXXX/" SOCK_NAME) - 1 <=
+	       MS_AGENT_SOCK_PATH_MAX;
 	if (!*fit) {
 		return MS_OK;
 	}
@@ -328,9 +331,9 @@ open_base(struct ms_agent_sock *s, const char *base, bool is_runtime, const char
 	bad = is_runtime ? (runtime_dir_ok(&st) ? NULL : "is not a directory of yours closed "
 			    "to others") : dir_unsafe(&st);
 	if (bad != NULL) {
-		snprintf(why, why_cap, "socket directory: %s: %s %s: set XDG_RUNTIME_DIR to a "
-			 "directory of yours (mode 0700), or TMPDIR to a private directory", var, base,
-			 bad);
+		snprintf(why, why_cap, "socket directory: %s: %s %s: set XDG_RUNTIME_DIR to "
+			 "a directory of yours (mode 0700), or TMPDIR to a private directory",
+			 var, base, bad);
 		close(fd);
 		return MS_E_IO;
 	}
@@ -347,7 +350,8 @@ open_base(struct ms_agent_sock *s, const char *base, bool is_runtime, const char
 static ms_err
 make_in_base(struct ms_agent_sock *s, const char *base, char *why, size_t why_cap)
 {
-	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "abcdefghijklmnopqrstuvwxyz0123456789";
 	struct stat st;
 	int fd, n;
 
@@ -410,8 +414,9 @@ make_dir(struct ms_agent_sock *s, char *why, size_t why_cap)
 		struct stat st;
 
 		if (has_control(xdg)) {
-			snprintf(why, why_cap, "socket directory: XDG_RUNTIME_DIR holds a control "
-				 "character, which the socket path may not: set it to a plain path");
+			snprintf(why, why_cap, "socket directory: XDG_RUNTIME_DIR holds a "
+				 "control character, which the socket path may not: set it to "
+				 "a plain path");
 			return MS_E_ARG;
 		}
 		if (lstat(xdg, &st) == 0 && runtime_dir_ok(&st)) {
@@ -426,13 +431,15 @@ make_dir(struct ms_agent_sock *s, char *why, size_t why_cap)
 	}
 	if (tmp != NULL && tmp[0] == '/') {
 		if (has_control(tmp)) {
-			snprintf(why, why_cap, "socket directory: TMPDIR holds a control character, "
-				 "which the socket path may not: set TMPDIR to a plain path");
+			snprintf(why, why_cap, "socket directory: TMPDIR holds a control "
+				 "character, which the socket path may not: set TMPDIR to a "
+				 "plain path");
 			return MS_E_ARG;
 		}
 		/* The user named it: links in it are followed, then every part checked. */
 		if (realpath(tmp, real) == NULL) {
-			snprintf(why, why_cap, "socket directory: TMPDIR %s: %s", tmp, strerror(errno));
+			snprintf(why, why_cap, "socket directory: TMPDIR %s: %s", tmp,
+				 strerror(errno));
 			return MS_E_IO;
 		}
 		err = path_check(real, "TMPDIR", why, why_cap);
@@ -497,7 +504,8 @@ ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap)
 	}
 	/* What was bound is in the directory we made: that is what cleanup removes. */
 	if (fstatat(s->dir_fd, SOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode)) {
-		snprintf(why, why_cap, "%s: the socket is not in the directory made for it", s->path);
+		snprintf(why, why_cap, "%s: the socket is not in the directory made for it",
+			 s->path);
 		return MS_E_IO;
 	}
 	s->sock_dev = st.st_dev;
