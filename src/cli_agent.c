@@ -362,8 +362,8 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	/* An audited agent whose trail cannot even begin signs nothing: it does not start. */
 	if (ms_agent_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
 		err = MS_E_IO;
-		ms_cli_error("agent: --log %s: cannot write the start line: %s; not started", a->log,
-			     strerror(ms_agent_audit_errno(audit)));
+		ms_cli_error("agent: --log %s: cannot write the start line: %s; not started",
+			     a->log, strerror(ms_agent_audit_errno(audit)));
 		goto out;
 	}
 	if (ms_cli_agent_wake_pipe(fds) != 0) {
@@ -382,6 +382,11 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 			ms_cli_error("agent: cannot run %s: %s", a->cmd[0], strerror(sys_errno));
 			r.child = -1;
 			spawn_failed = true;
+			/* The start line is written: the trail says why it ends at once. */
+			if (ms_agent_audit_event(audit, "stop", NULL, key_name,
+						 "stopped (cannot run the command)") != MS_OK) {
+				ms_cli_error("agent: --log: cannot write the audit line");
+			}
 			goto out;
 		}
 	}

@@ -30,6 +30,13 @@ struct ms_agent_audit {
 
 /* The free-text fields of a line are bounded: a path, a key name, a message. */
 #define FIELD_MAX 4096u
+/*
+ * How long a line waits for another process's lock on the log: a process
+ * that holds it for ever fails the line (and withholds its signature)
+ * instead of hanging every signature.
+ */
+#define LOCK_WAIT_MS 10000
+#define LOCK_TRY_MS 10
 
 /* What a file that is not a regular one is, for the message. */
 static const char *
@@ -71,8 +78,8 @@ ms_agent_audit_open(const char *path, struct ms_agent_audit **out, char *why, si
 		 * instead of hanging the agent. Read access: a line cut short
 		 * before (a crash) is found and cut off before the next.
 		 */
-		a->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-			     O_NOCTTY, 0600);
+		a->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			     O_CLOEXEC | O_NOCTTY, 0600);
 		if (a->fd < 0) {
 			snprintf(why, why_cap, "--log %s: open: %s", path,
 				 errno == ELOOP ? "is a symbolic link" :
@@ -254,12 +261,15 @@ line_write(struct ms_agent_audit *a, FILE *f, char **buf, size_t *len)
 	}
 	pthread_mutex_lock(&a->lock);
 	/* flock: other agents writing to the same log wait, so a cut removes only our bytes. */
-	while (flock(a->fd, LOCK_EX) != 0) {
-		if (errno != EINTR) {
+	for (unsigned waited = 0; flock(a->fd, LOCK_EX | LOCK_NB) != 0; waited += LOCK_TRY_MS) {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = LOCK_TRY_MS * 1000000L };
+
+		if ((errno != EINTR && errno != EWOULDBLOCK) || waited >= LOCK_WAIT_MS) {
 			a->sys_errno = errno;
 			err = MS_E_IO;
 			goto out;
 		}
+		(void)nanosleep(&ts, NULL);
 	}
 	err = append_line(a, *buf, *len);
 	(void)flock(a->fd, LOCK_UN);

@@ -2,7 +2,8 @@
 # The agent's audit log never loses or merges a record (issue 25): --log
 # takes a regular file only (a FIFO is refused at once, never waited for; a
 # device such as /dev/full is refused), an agent that cannot write its
-# start line does not start, and on a disk that fills while the agent signs
+# start line does not start, a log another process keeps locked withholds
+# a signature instead of hanging it, and on a disk that fills while the agent signs
 # (a 64 KiB tmpfs, filled by dd between signatures) every line of the log
 # stays a whole JSON line, a signature whose line could not be written is
 # withheld (its module untouched), and every module the log shows as signed
@@ -67,6 +68,49 @@ unset MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
 run_ms agent --log "$T" "$KEY" -- true
 expect_fail "--log a directory: refused" 1 "open: Is a directory"
 
+# A command that cannot run: the trail that began says how it ended.
+run_ms agent --log "$T/spawn.log" "$KEY" -- "$T/no-such-command"
+[ "$rc" -eq 127 ] && grep -q '"event":"start"' "$T/spawn.log" &&
+	grep -q '"event":"stop",.*"detail":"stopped (cannot run the command)"' "$T/spawn.log" &&
+	json_lines "$T/spawn.log" && t_pass "a command that cannot run: start and stop lines" ||
+	t_fail "a command that cannot run: start and stop lines" "rc $rc" "$(cat "$T/spawn.log")"
+
+# Another process holding the log's lock for ever: the signature is
+# withheld after a while (10 s), not every signature hung.
+"$TOP/tests/lib/mkmodule.sh" "$T/src" 1 2 >/dev/null
+if command -v flock >/dev/null && daemon --log "$T/locked.log" "$KEY"; then
+	# -o: the lock is flock(1)'s own, gone when it is killed (not its sleep's).
+	flock -o "$T/locked.log" sleep 120 &
+	locker=$!
+	for _ in $(seq 1 600); do
+		flock -n "$T/locked.log" true || break
+		sleep 0.1
+	done
+	cp "$T/src/mod000.ko" "$T/locked.ko"
+	timeout 60 "$MODSIGN" sha256 "$KEY" "$CERT" "$T/locked.ko" >"$T/out" 2>&1
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	sleeper=$(pgrep -P "$locker")
+	kill "$locker" $sleeper 2>/dev/null
+	wait "$locker" 2>/dev/null
+	[ "$rc" -eq 1 ] && grep -q "signature withheld" "$T/out" &&
+		cmp -s "$T/locked.ko" "$T/src/mod000.ko" &&
+		t_pass "the log locked by another process: the signature withheld, no hang" ||
+		t_fail "the log locked by another process: the signature withheld, no hang" "rc $rc" \
+			"$(cat "$T/out")"
+	"$MODSIGN" sha256 "$KEY" "$CERT" "$T/locked.ko" >"$T/out" 2>&1
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	[ "$rc" -eq 0 ] && ! cmp -s "$T/locked.ko" "$T/src/mod000.ko" &&
+		grep -q '"outcome":"signed"' "$T/locked.log" &&
+		t_pass "...and once the lock is gone, it signs and logs again" ||
+		t_fail "...and once the lock is gone, it signs and logs again" "rc $rc" "$(cat "$T/out")"
+	"$MODSIGN" agent --stop >>"$MS_LOG" 2>&1
+	unset MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
+else
+	t_skip "the log locked by another process" "no flock(1), or no daemon: $(cat "$T/daemon.err")"
+fi
+
 # --- A disk that fills.
 if [ "$(id -u)" -ne 0 ] || ! mkdir "$MNT" || ! mount -t tmpfs -o size=64k tmpfs "$MNT" 2>"$T/mount.err"; then
 	t_skip "audit log on a full disk" "cannot mount a tmpfs: $(cat "$T/mount.err" 2>/dev/null)"
@@ -74,7 +118,6 @@ if [ "$(id -u)" -ne 0 ] || ! mkdir "$MNT" || ! mount -t tmpfs -o size=64k tmpfs 
 	exit
 fi
 trap 'umount "$MNT" 2>/dev/null; agent_cleanup; t_cleanup' EXIT
-"$TOP/tests/lib/mkmodule.sh" "$T/src" 1 2 >/dev/null
 mkdir "$T/w"
 for i in $(seq -w 1 60); do
 	cp "$T/src/mod000.ko" "$T/w/m$i.ko"
