@@ -129,6 +129,7 @@ label_of() {
 	g_ms_1) echo "modsign -b, one HSM-like token" ;;
 	g_ms_*) echo "modsign -b, ${1##*_} HSM-like tokens (--key)" ;;
 	f_*) f_label "$1" ;;
+	v_*) v_label "$1" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -376,7 +377,7 @@ the second sets both on two cores. Each is a ratio of medians of wall time.
 - $(nproc) CPUs ($cpu, SHA extensions: $(grep -qw sha_ni /proc/cpuinfo && echo "yes, so modsign hashes SHA-256 with them" || echo "no, so modsign hashes with mbedTLS")), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $kver; work directory on $fs$(fs_journal_note) (\`$CACHE\`)
 - load average before / after: $LOAD_BEFORE / $LOAD_AFTER (the machine is shared); whole bench $BENCH_SECS s
 - $("$MODSIGN" --version 2>&1 | head -n 1) (\`$MODSIGN\`)
-- sign-file (PEM): \`$SIGNFILE\` from linux-kbuild-6.1 $(pkgver linux-kbuild-6.1)
+- sign-file (PEM): \`$SIGNFILE\` from $(dpkg -S "$SIGNFILE" 2>/dev/null | cut -d: -f1) $(pkgver "$(dpkg -S "$SIGNFILE" 2>/dev/null | cut -d: -f1)")
 - sign-file (token): \`scripts/sign-file.c\` of linux-source-6.1 $SIGNFILE_SRC_VER built with its OpenSSL ENGINE branch, libengine-pkcs11-openssl $(pkgver libengine-pkcs11-openssl) (libp11)
 - sign-file -b (bulk): the same \`scripts/sign-file.c\` with \`bench/sign-file-bulk-6.1.patch\` (the seed's patch 1/2, made to apply to 6.1), built against OpenSSL 3 like Debian's for the PEM key, and with its ENGINE branch (libp11, as above) for the key on SoftHSM2
 - SoftHSM2 $(pkgver softhsm2), $(openssl version 2>/dev/null | cut -d' ' -f1-2) (libssl3 $(pkgver libssl3)), mbedTLS $(pkgver libmbedtls-dev), p11-kit $(pkgver libp11-kit0)
@@ -443,6 +444,9 @@ EOF
 		tokens_section
 	fi
 	digest_section
+	case " $SECTIONS " in
+	*" v "*) verify_section ;;
+	esac
 	notes_section
 	commands_section
 	raw_section
@@ -573,7 +577,7 @@ commands_section() {
 	local v
 	printf '## Commands\n\n'
 	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"
 	done
@@ -591,7 +595,7 @@ raw_section() {
 print_summary() {
 	local v
 	printf '\n%-16s %-44s %9s %9s %9s %9s %10s\n' id variant median min max CPU RSS_KiB
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
 		has_runs "$v" || continue
 		stat_get "$v"
 		printf '%-16s %-44s %9s %9s %9s %9s %10s\n' "$v" "$(label_of "$v")" "$S_MED" "$S_MIN" "$S_MAX" \
@@ -607,4 +611,5 @@ print_summary() {
 	printf '  %-12s SoftHSM2 key, seed'"'"'s sign-file -b / modsign -b >= 2.3: %s\n' "$T7" "$T7_TEXT"
 	agent_summary
 	g_targets
+	v_summary
 }

@@ -8,17 +8,19 @@
 # Knobs (environment):
 #   MODSIGN_BENCH_CACHE  cache of downloads, corpus and builds (default
 #                        /var/cache/modsign-bench; survives between runs)
-#   BENCH_REPS           runs of each variant of (a) and (b), interleaved
+#   BENCH_REPS           runs of each variant of (a), (b) and (v), interleaved
 #                        (default 5: a few seconds each, and the machine is
 #                        shared, so the median needs them)
 #   BENCH_REPS_LONG      runs of each variant of (c) and (d) (default 3)
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h";
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h v";
 #                        f: the agent, bench/agent.sh; g: several HSM-like
 #                        tokens holding one key, bench/tokens.sh; h: the
-#                        digest microbenchmark, bench/digest.sh)
+#                        digest microbenchmark, bench/digest.sh; v: what
+#                        verifying every signature costs, modsign against
+#                        a build without the check, bench/verify.sh)
 #   BENCH_Z_FMTS, BENCH_Z_N  section (e): formats, modules (bench/compressed.sh)
 #   BENCH_AGENT_HSM_N, BENCH_AGENT_HSM_P  section (f), the agent's HSM-like
 #                        run: modules (default 200) and processes at a time
@@ -37,12 +39,14 @@ REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h v"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
 SLOWTOKEN=$TOP/build/slowtoken.so
-SIGNFILE=/usr/lib/linux-kbuild-6.1/scripts/sign-file
+SIGNFILE=
+# shellcheck source=tests/lib/signfile.sh
+. "$TOP/tests/lib/signfile.sh"
 SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 KEY=$TOP/tests/data/rsa2048.key.pem	# TEST-ONLY key
 CERT=$TOP/tests/data/rsa2048.x509.der
@@ -192,18 +196,30 @@ fingerprint() {
 
 # compare_runs N PRISTINE RELLIST VARIANT...: N rounds, each running every
 # variant once on a fresh copy, in turn (A, B, C, A, B, C, ...), so that a
-# slow spell of the shared machine hits all variants alike.
+# slow spell of the shared machine hits all variants alike. After each
+# variant's first run, its outputs are fingerprinted, and FIRST_RUN_HOOK, when
+# set, is called as FIRST_RUN_HOOK VARIANT RELLIST (untimed, $WORK as left).
+# COMPARE_REVERSE=1 runs the even rounds in reverse order (A, B, C, C, B, A,
+# ...), so that of two variants next to each other each runs first as often.
 compare_runs() {
-	local reps=$1 pristine=$2 rel=$3 rep v
+	local reps=$1 pristine=$2 rel=$3 rep v order
 	shift 3
 	LIST=$RUN/list.abs
 	abs_list "$rel" > "$LIST"
 	for rep in $(seq 1 "$reps"); do
-		for v in "$@"; do
+		order=("$@")
+		if [ "${COMPARE_REVERSE:-0}" = 1 ] && [ $((rep % 2)) = 0 ]; then
+			order=()
+			for v in "$@"; do
+				order=("$v" "${order[@]}")
+			done
+		fi
+		for v in "${order[@]}"; do
 			restore "$pristine"
 			measure "$v" "$rep" "$v"
 			if [ "$rep" = 1 ]; then
 				fingerprint "$v" "$rel"
+				[ -z "${FIRST_RUN_HOOK:-}" ] || "$FIRST_RUN_HOOK" "$v" "$rel"
 			fi
 		done
 	done
@@ -362,6 +378,11 @@ SECTION_E=$(section_e_variants)
 . "$BENCH/tokens.sh"
 SECTION_G=$(section_g_variants)
 
+# (v) what verifying every signature costs: bench/verify.sh (after agent.sh:
+# it runs agent.sh's loop).
+# shellcheck source=bench/verify.sh
+. "$BENCH/verify.sh"
+
 run_section_c() {
 	if [ ! -f "$SLOWTOKEN" ]; then
 		say "$SLOWTOKEN is missing (make build/slowtoken.so): (c) not measured"
@@ -408,6 +429,12 @@ main() {
 	build_signfile_engine
 	build_signfile_bulk
 	make_token
+	MODSIGN_NOCHECK="" NOCHECK_WHY="" VERIFY_CPU_WHY=""
+	case " $SECTIONS " in
+	*" v "*)
+		build_nocheck
+		build_verify_cpu ;;
+	esac
 	LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 	SLOW_MISSING=0
 
@@ -445,8 +472,11 @@ main() {
 				awk 'NR % 10 == 0')
 			"$BENCH/digest.sh" "$REPS" "${dfiles[@]}" > "$RUN/digest.md" ||
 				{ say "(h) digest benchmark failed"; MEASURE_FAILED=1; } ;;
+		v)
+			say "(v) the signature check: with and without, $SAMPLE_REAL_N modules"
+			run_section_v ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h, v)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -5,7 +5,8 @@
 # lives in the run's temporary directory.
 
 # Debian packages the bench relies on, beyond what modsign builds with.
-BENCH_PKGS="linux-kbuild-6.1 softhsm2 opensc openssl libssl-dev libengine-pkcs11-openssl
+# (base: what modsign builds and tests with, the release's sign-file too)
+BENCH_PKGS="base softhsm2 opensc openssl libssl-dev libengine-pkcs11-openssl
 time eatmydata xz-utils zstd gcc libc6-dev"
 
 say() { printf 'bench: %s\n' "$*" >&2; }
@@ -265,4 +266,70 @@ make_token() {
 	"$TOP/tests/lib/mktoken.sh" "$RUN/token" modsign-test "$PIN" ||
 		die "tests/lib/mktoken.sh failed"
 	export SOFTHSM2_CONF=$RUN/token/softhsm2.conf
+}
+
+# build_nocheck: sets MODSIGN_NOCHECK to a modsign built WITHOUT the check of
+# every signature against the certificate (section (v), issue 25), and
+# NOCHECK_WHY to why not when it could not be built (MODSIGN_NOCHECK empty
+# then). No production code changes for it: the working tree (git ls-files
+# -co --exclude-standard, as tests/mutants/run.sh copies it) is copied into
+# the cache, tests/mutants/signature-not-verified.patch (the one call of
+# check_signature() removed) applied with patch -p1, and `make modsign`
+# run there: the release build of the same sources, Makefile and
+# environment as ./modsign. Kept per content of the tree and the patch; only
+# the newest copy is kept.
+NOCHECK_PATCH=$TOP/tests/mutants/signature-not-verified.patch
+build_nocheck() {
+	local key dir files
+	MODSIGN_NOCHECK="" NOCHECK_WHY=""
+	if [ ! -f "$NOCHECK_PATCH" ]; then
+		NOCHECK_WHY="${NOCHECK_PATCH#"$TOP"/} is missing"
+		return 0
+	fi
+	files=$RUN/nocheck.files
+	# Tracked and untracked files, not ignored ones (build/, ./modsign); a
+	# tracked file deleted from the working tree is left out.
+	git -C "$TOP" ls-files -z -co --exclude-standard |
+		(cd "$TOP" && while IFS= read -r -d '' f; do
+			[ -f "$f" ] && printf '%s\0' "$f"
+		done) > "$files"
+	if [ ! -s "$files" ]; then
+		NOCHECK_WHY="git ls-files listed nothing in $TOP (not a git checkout?)"
+		return 0
+	fi
+	key=$( { (cd "$TOP" && xargs -0 md5sum < "$files"); md5sum < "$NOCHECK_PATCH"
+		printf '%s\n' "${CC:-}" "${CFLAGS:-}" "${CPPFLAGS:-}" "${LDFLAGS:-}" "${LINK:-}"; } |
+		md5sum | cut -c1-12)
+	dir=$CACHE/nocheck/$key
+	MODSIGN_NOCHECK=$dir/tree/modsign
+	[ -x "$MODSIGN_NOCHECK" ] && return 0
+	say "building modsign without the signature check (${NOCHECK_PATCH#"$TOP"/})"
+	rm -rf "$CACHE/nocheck"
+	mkdir -p "$dir/tree"
+	(cd "$TOP" && tar --null -T "$files" -cf -) | tar -xf - -C "$dir/tree" || {
+		MODSIGN_NOCHECK="" NOCHECK_WHY="cannot copy the tree into $dir/tree"
+		return 0
+	}
+	if ! patch -d "$dir/tree" -p1 -f --no-backup-if-mismatch < "$NOCHECK_PATCH" \
+		> "$dir/patch.log" 2>&1; then
+		MODSIGN_NOCHECK=""
+		NOCHECK_WHY="${NOCHECK_PATCH#"$TOP"/} no longer applies to this tree (the code moved?): $(tr '\n' ' ' < "$dir/patch.log")"
+		rm -rf "$dir"
+		return 0
+	fi
+	if ! nice make -C "$dir/tree" -j "$(nproc)" modsign > "$dir/make.log" 2>&1; then
+		MODSIGN_NOCHECK=""
+		NOCHECK_WHY="make modsign failed in the patched copy: $(tail -n 5 "$dir/make.log" | tr '\n' ' ')"
+		return 0
+	fi
+}
+
+# build_verify_cpu: build/verify-cpu, the packaged verifiers side by side
+# (bench/verify_cpu.c), made or brought up to date; VERIFY_CPU_WHY says why
+# not when it fails.
+build_verify_cpu() {
+	VERIFY_CPU=$TOP/build/verify-cpu VERIFY_CPU_WHY=""
+	if ! make -C "$TOP" build/verify-cpu > "$RUN/log/make-verify-cpu" 2>&1; then
+		VERIFY_CPU_WHY="make build/verify-cpu failed: $(tail -n 3 "$RUN/log/make-verify-cpu" | tr '\n' ' ')"
+	fi
 }

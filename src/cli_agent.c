@@ -60,7 +60,9 @@ static const char help_text[] =
 	"names the same key: the command's, or the shell's with --daemon.\n"
 	"\n"
 	"  -j, --jobs <n>         lanes: token sessions or key copies (as with -b)\n"
-	"  --log <file>           append a JSON line per signature and refusal\n"
+	"  --log <file>           append a JSON line per signature and refusal (a\n"
+	"                         regular file; a signature whose line cannot be\n"
+	"                         written is withheld)\n"
 	"  --idle-timeout <s>     stop after <s> seconds without a request\n"
 	"  --lifetime <s>         stop <s> seconds after starting\n"
 	"  --token-timeout <s>    stop when one signature takes longer (default 120;\n"
@@ -349,6 +351,21 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		ms_cli_error("agent: %s", why);
 		goto out;
 	}
+	len = (size_t)snprintf(why, sizeof(why), "socket %s, %u lanes", sock.path,
+			       ms_lanes_count(lanes));
+	/* --key: which tokens, with their lanes; the stop line counts their signatures. */
+	for (size_t k = 0; k < job->tokens.n && len < sizeof(why); k++) {
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s: %u", k == 0 ?
+					"; tokens: " : ", ", job->tokens.name[k],
+					ms_signer_lanes(job->tokens.signer[k]));
+	}
+	/* An audited agent whose trail cannot even begin signs nothing: it does not start. */
+	if (ms_agent_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
+		err = MS_E_IO;
+		ms_cli_error("agent: --log %s: cannot write the start line: %s; not started",
+			     a->log, strerror(ms_agent_audit_errno(audit)));
+		goto out;
+	}
 	if (ms_cli_agent_wake_pipe(fds) != 0) {
 		err = MS_E_IO;
 		ms_cli_error("agent: pipe: %s", strerror(errno));
@@ -365,27 +382,22 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 			ms_cli_error("agent: cannot run %s: %s", a->cmd[0], strerror(sys_errno));
 			r.child = -1;
 			spawn_failed = true;
+			/* The start line is written: the trail says why it ends at once. */
+			if (ms_agent_audit_event(audit, "stop", NULL, key_name,
+						 "stopped (cannot run the command)") != MS_OK) {
+				ms_cli_error("agent: --log: cannot write the audit line");
+			}
 			goto out;
 		}
 	}
 	if (!a->o.quiet) {
 		ms_cli_error("agent: pid %ld, key %s, %u lane%s, socket %s", (long)getpid(), key_name,
 			     ms_lanes_count(lanes), ms_lanes_count(lanes) == 1 ? "" : "s", sock.path);
-	}
-	len = (size_t)snprintf(why, sizeof(why), "socket %s, %u lanes", sock.path,
-			       ms_lanes_count(lanes));
-	/* --key: which tokens, with their lanes; the stop line counts their signatures. */
-	for (size_t k = 0; k < job->tokens.n && len < sizeof(why); k++) {
-		unsigned n = ms_signer_lanes(job->tokens.signer[k]);
+		for (size_t k = 0; k < job->tokens.n; k++) {
+			unsigned n = ms_signer_lanes(job->tokens.signer[k]);
 
-		if (!a->o.quiet) {
 			ms_cli_error("agent: %s: %u lane%s", job->tokens.name[k], n, n == 1 ? "" : "s");
 		}
-		len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s: %u", k == 0 ?
-					"; tokens: " : ", ", job->tokens.name[k], n);
-	}
-	if (ms_agent_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
-		ms_cli_error("agent: --log: cannot write the audit line");
 	}
 
 	memset(&cfg, 0, sizeof(cfg));

@@ -250,7 +250,7 @@ ms_cli_agent_stop(unsigned token_timeout)
 		ms_cli_error("agent --stop: %s is not set: no agent to stop", MS_AGENT_ENV_SOCK);
 		return MS_EXIT_FAIL;
 	}
-	if (ms_agent_sock_connect(path, &fd, &e) != MS_OK) {
+	if (ms_agent_sock_connect(path, MS_AGENT_CONNECT_MS, &fd, &e) != MS_OK) {
 		ms_cli_error("agent --stop: %s=%s: cannot connect: %s", MS_AGENT_ENV_SOCK, path,
 			     e != 0 ? strerror(e) : "not a socket path");
 		return MS_EXIT_FAIL;

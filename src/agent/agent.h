@@ -29,6 +29,12 @@
 /* ...so a client opens a new one after half as long: it never asks on a closing one. */
 #define MS_AGENT_CLIENT_IDLE_MS 30000
 
+/*
+ * A client gives up connecting after this long: an agent whose backlog
+ * stays full is stuck, or is no agent.
+ */
+#define MS_AGENT_CONNECT_MS 5000
+
 /* sun_path of struct sockaddr_un, less its terminating NUL. */
 #define MS_AGENT_SOCK_PATH_MAX 107
 
@@ -86,33 +92,58 @@ ms_err ms_agent_frame_read(int fd, uint8_t *buf, size_t cap, size_t *len, int id
 ms_err ms_agent_frame_write(int fd, const uint8_t *p, size_t len, int ms,
 			    struct ms_agent_io *io) MS_MUST_CHECK;
 
-/* The listening socket and the private directory it lives in. */
+/*
+ * The listening socket and the private directory it lives in. All zero
+ * but @fd (-1) is a closed one: ms_agent_sock_close() then does nothing.
+ */
 struct ms_agent_sock {
 	int fd;			/* -1 when closed */
 	char dir[MS_AGENT_SOCK_PATH_MAX + 1];
 	char path[MS_AGENT_SOCK_PATH_MAX + 1];
+	/* What the agent made, removed through these and never by path. */
+	bool has_base;		/* @base_fd is open: the directory @dir was made in */
+	bool has_dir;		/* @dir_fd is open; @dir_dev, @dir_ino are @dir's */
+	bool has_sock;		/* @sock_dev, @sock_ino are the socket bound in @dir */
+	int base_fd;
+	int dir_fd;
+	char name[32];		/* @dir's name in @base_fd */
+	dev_t dir_dev, sock_dev;
+	ino_t dir_ino, sock_ino;
 };
 
 /**
  * ms_agent_sock_listen() - make a new directory, mode 0700, under
- * $XDG_RUNTIME_DIR when that is a directory of ours, else under $TMPDIR or
- * /tmp (the first whose path fits a socket address), and listen on the
- * socket "sock" in it, mode 0600. @s is ready for ms_agent_sock_close()
- * whatever happens.
- * Return: MS_OK; MS_E_IO (@why names the call and its error), MS_E_NOSPACE
- * (no candidate path fits).
+ * $XDG_RUNTIME_DIR when that is a directory of ours closed to others, else
+ * under $TMPDIR (resolved) or /tmp (the first whose path fits a socket
+ * address), and listen on the socket "sock" in it, mode 0600. $TMPDIR and
+ * /tmp are used only when they and every directory above them are ours or
+ * root's and, when others may write to them, sticky: else no other
+ * directory is tried. A base path with a control character is refused.
+ * @s is ready for ms_agent_sock_close() whatever happens.
+ * Return: MS_OK; MS_E_IO (@why names the call and its error, or why the
+ * directory is unsafe and what to set), MS_E_ARG (a control character),
+ * MS_E_NOSPACE (no candidate path fits).
  */
 ms_err ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap) MS_MUST_CHECK;
 
-/* ms_agent_sock_close() - close the socket, remove it and its directory. Safe twice. */
+/*
+ * ms_agent_sock_close() - close the socket, remove it and its directory
+ * through the descriptors kept since they were made, each only while it is
+ * still the same device and inode (a directory renamed away and replaced,
+ * by a link or anything else, is left alone). Safe twice.
+ */
 void ms_agent_sock_close(struct ms_agent_sock *s);
 
 /**
- * ms_agent_sock_connect() - connect to the agent socket @path.
+ * ms_agent_sock_connect() - connect to the agent socket @path within @ms
+ * milliseconds (-1: for ever), trying again while the listener's backlog is
+ * full. *@fd is non-blocking (every framed read and write polls). Who
+ * listens is not checked here: see ms_agent_peer_get().
  * Return: MS_OK with *@fd; MS_E_IO with *@sys_errno (ENOENT, ECONNREFUSED,
- * EACCES, ...); MS_E_ARG (@path empty or too long for a socket address).
+ * EACCES, ..., ETIMEDOUT: the backlog stayed full until @ms passed);
+ * MS_E_ARG (@path empty or too long for a socket address).
  */
-ms_err ms_agent_sock_connect(const char *path, int *fd, int *sys_errno) MS_MUST_CHECK;
+ms_err ms_agent_sock_connect(const char *path, int ms, int *fd, int *sys_errno) MS_MUST_CHECK;
 
 /* A request sent and its reply read, on the client's side of a connection. */
 struct ms_agent_call {
@@ -124,7 +155,9 @@ struct ms_agent_call {
 
 /**
  * ms_agent_call() - send @req on @fd and read its reply into @call, waiting
- * up to @timeout_ms (-1: for ever) for it to begin.
+ * up to @timeout_ms (-1: for ever) for it to begin. When the agent has
+ * closed the connection before all of @req could be written, a refusal it
+ * sent first (status REFUSED or STOPPING) is still read and returned.
  * Return: MS_OK (the reply parsed; its status may still be a failure);
  * MS_E_IO (the agent closed the connection, timed out, or a system call
  * failed: @call->io says which); MS_E_MALFORMED (a reply that does not
@@ -152,12 +185,17 @@ ms_err ms_agent_peer_get(int fd, struct ms_agent_peer *peer) MS_MUST_CHECK;
 struct ms_agent_audit;
 
 /**
- * ms_agent_audit_open() - append to @path (created 0600; a symbolic link is
- * refused), or log nowhere when @path is NULL. *@out is owned by the caller.
+ * ms_agent_audit_open() - append to @path (created 0600), or log nowhere
+ * when @path is NULL. @path must be a regular file: a symbolic link, a
+ * FIFO (never waited for), a device or a socket is refused. *@out is owned
+ * by the caller; NULL on failure.
  * Return: MS_OK; MS_E_IO (@why names the file and the error); MS_E_NOMEM.
  */
 ms_err ms_agent_audit_open(const char *path, struct ms_agent_audit **out, char *why,
 			   size_t why_cap) MS_MUST_CHECK;
+
+/* ms_agent_audit_errno() - the errno of the last line not written (0: none; @a may be NULL). */
+int ms_agent_audit_errno(struct ms_agent_audit *a);
 void ms_agent_audit_free(struct ms_agent_audit *a);
 
 /* One signature request, as the audit trail records it. */
@@ -175,9 +213,12 @@ struct ms_agent_audit_sign {
  * ms_agent_audit_sign() - one line for one signature request: time, peer pid,
  * uid and executable, module, hash, digest, key, the token that signed (when
  * the agent has several) and outcome. One write(2)
- * to an O_APPEND file, so lines of several threads never mix.
+ * to an O_APPEND file under a lock, so lines of several threads (and
+ * agents) never mix; a line written short is cut off again (ftruncate to
+ * the size before it), so the file holds whole lines only.
  * Return: MS_OK (also when logging nowhere); MS_E_IO when the line could not
- * be written: the agent then does not hand out the signature.
+ * be written (ms_agent_audit_errno() says why): the agent then does not
+ * hand out the signature.
  */
 ms_err ms_agent_audit_sign(struct ms_agent_audit *a,
 			   const struct ms_agent_audit_sign *rec) MS_MUST_CHECK;

@@ -6,12 +6,19 @@
  * request that does not parse ends the connection with a refusal. Parses
  * untrusted input (through proto.c).
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "server_internal.h"
+
+/* After a refusal, how long and how much the agent reads, and drops, before closing. */
+#define DRAIN_MS 1000
+#define DRAIN_MAX (256u * 1024u)
 
 static ms_err
 send_reply(struct conn *c, const struct ms_agent_reply *r)
@@ -243,7 +250,8 @@ request_begin(struct conn *c)
 	bool ok;
 
 	pthread_mutex_lock(&srv->lock);
-	ok = !srv->stopping;
+	/* Closed for a new client (server.c room_for_one()) as the request came in: not served. */
+	ok = !srv->stopping && !c->is_evicted;
 	if (ok) {
 		c->is_busy = true;
 		srv->n_busy++;
@@ -263,9 +271,54 @@ request_end(struct conn *c)
 	c->is_busy = false;
 	srv->n_busy--;
 	srv->last_ms = ms_agent_now_ms();
+	c->idle_since = srv->last_ms;
 	stopping = srv->stopping;
 	pthread_mutex_unlock(&srv->lock);
 	return stopping;
+}
+
+/*
+ * After a refusal: no more to send (the client reads the refusal, then the
+ * end of the stream), and what the client sent meanwhile is read and
+ * dropped, for up to DRAIN_MS and DRAIN_MAX bytes, until it closes. A
+ * connection closed with bytes unread is reset, and a reset can destroy
+ * the refusal before the client has read it.
+ */
+static void
+drain(struct conn *c)
+{
+	int64_t deadline = ms_agent_now_ms() + DRAIN_MS;
+	size_t total = 0;
+	uint8_t buf[4096];
+
+	if (shutdown(c->fd, SHUT_WR) != 0) {
+		return;
+	}
+	while (total < DRAIN_MAX) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		int64_t left = deadline - ms_agent_now_ms();
+		ssize_t k;
+		int r;
+
+		if (left <= 0) {
+			return;
+		}
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r <= 0) {
+			return;
+		}
+		k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
+			continue;
+		}
+		if (k <= 0) {
+			return;	/* the client closed (or reset): nothing left unread */
+		}
+		total += (size_t)k;
+	}
 }
 
 /* A request that does not parse: the client is told why, and the connection ends. */
@@ -283,6 +336,7 @@ malformed(struct conn *c, const char *why)
 	}
 	ms_agenti_say(srv, MS_AGENT_SAY_WARN, "malformed request from pid %ld (%s): %s; connection closed",
 	    (long)c->peer.pid, c->peer.exe[0] != '\0' ? c->peer.exe : "?", why);
+	drain(c);
 }
 
 static bool
@@ -308,6 +362,7 @@ peer_allowed(struct conn *c)
 	}
 	ms_agenti_say(srv, MS_AGENT_SAY_WARN, "refused a connection from pid %ld (%s): %s",
 	    (long)c->peer.pid, c->peer.exe[0] != '\0' ? c->peer.exe : "?", why);
+	drain(c);
 	return false;
 }
 

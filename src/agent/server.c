@@ -105,12 +105,67 @@ reap(struct ms_agent_server *srv, bool all)
 	}
 }
 
+/*
+ * Whether a new client can be let in now: fewer than CONNS_MAX connections
+ * are open, or one of them is waiting for its next request and can be
+ * closed for it. With @evict it is closed: the one that has waited longest,
+ * so that a process holding many idle connections loses its own first and
+ * no process can hold them all; *@evicted says whether one was. Called
+ * with srv->lock held.
+ */
+static bool
+room_for_one(struct ms_agent_server *srv, bool evict, bool *evicted)
+{
+	struct conn *idlest = NULL;
+	unsigned live = 0;
+
+	*evicted = false;
+	if (srv->n_conns >= CONNS_MAX + CONNS_RESERVE) {
+		return false;	/* the closed ones' threads have not ended yet */
+	}
+	for (unsigned i = 0; i < srv->n_conns; i++) {
+		struct conn *c = srv->conns[i];
+
+		if (c->is_done || c->is_evicted) {
+			continue;
+		}
+		live++;
+		if (!c->is_busy && !c->is_stop &&
+		    (idlest == NULL || c->idle_since < idlest->idle_since)) {
+			idlest = c;
+		}
+	}
+	if (live < CONNS_MAX) {
+		return true;
+	}
+	if (idlest == NULL) {
+		return false;	/* every one is being served: the new one waits */
+	}
+	if (evict) {
+		/* Its read of the next request sees the end of the stream: its thread ends. */
+		idlest->is_evicted = true;
+		shutdown(idlest->fd, SHUT_RDWR);
+		*evicted = true;
+	}
+	return true;
+}
+
 static void
 accept_one(struct ms_agent_server *srv)
 {
 	struct conn *c = NULL;
-	int fd = accept4(srv->sock->fd, NULL, NULL, SOCK_CLOEXEC);
+	bool evicted = false, say_full = false;
+	bool has_room;
+	int fd = -1;
 
+	/* Only this loop adds connections: room seen here is still there after accept. */
+	pthread_mutex_lock(&srv->lock);
+	has_room = room_for_one(srv, false, &evicted);
+	pthread_mutex_unlock(&srv->lock);
+	if (!has_room) {
+		return;
+	}
+	fd = accept4(srv->sock->fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0) {
 		return;	/* the client gave up meanwhile, or EMFILE: it will be retried */
 	}
@@ -121,10 +176,18 @@ accept_one(struct ms_agent_server *srv)
 	}
 	c->srv = srv;
 	c->fd = fd;
+	c->idle_since = ms_agent_now_ms();
 	atomic_init(&c->lane, MS_LANE_NONE);
 	pthread_mutex_lock(&srv->lock);
+	(void)room_for_one(srv, true, &evicted);
+	say_full = evicted && !srv->has_evicted;
+	srv->has_evicted = srv->has_evicted || evicted;
 	srv->conns[srv->n_conns++] = c;
 	pthread_mutex_unlock(&srv->lock);
+	if (say_full) {
+		ms_agenti_say(srv, MS_AGENT_SAY_WARN, "%d connections open: each new client now "
+		    "closes the one that has waited longest for its next request", CONNS_MAX);
+	}
 	if (pthread_create(&c->thread, NULL, ms_agenti_conn_main, c) != 0) {
 		pthread_mutex_lock(&srv->lock);
 		srv->conns[--srv->n_conns] = NULL;
@@ -216,8 +279,14 @@ accept_loop(struct ms_agent_server *srv)
 			{ .fd = cfg->wake_fd, .events = POLLIN },
 			{ .fd = srv->sock->fd, .events = POLLIN },
 		};
-		nfds_t n = srv->n_conns < CONNS_MAX ? 3 : 2;	/* full: new clients wait */
+		nfds_t n = 2;
+		bool evicted = false;
 		char buf[64];
+
+		/* No room (every connection being served): new clients wait in the backlog. */
+		pthread_mutex_lock(&srv->lock);
+		n = room_for_one(srv, false, &evicted) ? 3 : 2;
+		pthread_mutex_unlock(&srv->lock);
 
 		if (poll(pfd, n, poll_ms(srv, t0)) < 0 && errno != EINTR) {
 			ms_agenti_stop(srv, "poll failed");

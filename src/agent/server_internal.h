@@ -16,8 +16,15 @@
 
 /* A request, once begun, and a reply come whole in good time. */
 #define FRAME_MS 10000
-/* Connections served at once; more wait in the socket's backlog. */
+/*
+ * Connections held open at once. When that many are open, each new client
+ * is let in by closing the one that has waited longest for its next
+ * request, so that no process can hold every connection; only when all of
+ * them are being served do new clients wait in the socket's backlog.
+ */
 #define CONNS_MAX 256
+/* Room for the new ones while the threads of the closed ones end. */
+#define CONNS_RESERVE 16
 /* Certificates whose check against the key is remembered. */
 #define MATCH_CACHE 8
 
@@ -30,6 +37,8 @@ struct conn {
 	bool is_busy;		/* a whole request read and being served (srv->lock) */
 	bool is_done;		/* the thread has finished: join it (srv->lock) */
 	bool is_stop;		/* it asked the agent to stop: its fd outlives it */
+	bool is_evicted;	/* closed to make room for a new client (srv->lock) */
+	int64_t idle_since;	/* accepted, or its last request served (srv->lock) */
 	atomic_uint lane;	/* the pool lane it signs on, MS_LANE_NONE when none */
 };
 
@@ -47,8 +56,9 @@ struct ms_agent_server {
 	int wake[2];			/* conn threads wake the accept loop */
 
 	pthread_mutex_t lock;		/* conns, is_busy, stopping, last_ms */
-	struct conn *conns[CONNS_MAX];
-	unsigned n_conns;
+	struct conn *conns[CONNS_MAX + CONNS_RESERVE];
+	unsigned n_conns;		/* threads not yet joined, evicted ones too */
+	bool has_evicted;		/* the cap was reached once: said so */
 	unsigned n_busy;
 	bool stopping;
 	int64_t last_ms;		/* when the last request ended, for --idle-timeout */

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The agent's socket: a private directory and a 0600 socket in it, the
+ * The agent's socket: a private directory and a 0600 socket in it (made
+ * where no other user can move them, and removed by descriptor), the
  * peer's credentials, and reads and writes of whole frames with deadlines,
  * so that a client that stalls costs only its own connection.
  */
 #define _GNU_SOURCE	/* struct ucred, SO_PEERCRED */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -23,6 +26,10 @@
 #define SOCK_NAME "sock"
 /* A frame once begun, in either direction, arrives whole within this. */
 #define FRAME_WRITE_MS 10000
+/* How often a connect to a full backlog is tried again. */
+#define CONNECT_RETRY_MS 20
+/* How long a refusal the agent sent before closing may take to be read. */
+#define REFUSAL_READ_MS 1000
 
 int64_t
 ms_agent_now_ms(void)
@@ -207,47 +214,258 @@ sock_addr(const char *path, struct sockaddr_un *sa)
 	return MS_OK;
 }
 
-/* $XDG_RUNTIME_DIR only when it is a real directory of ours, not writable by others. */
+/* A control character (a newline above all) would cut the line --daemon prints for eval. */
 static bool
-runtime_dir_ok(const char *dir)
+has_control(const char *s)
 {
-	struct stat st;
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
 
-	return dir != NULL && dir[0] == '/' && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-	       st.st_uid == geteuid() && (st.st_mode & 0022) == 0;
+		if (c < 0x20 || c == 0x7f) {
+			return true;
+		}
+	}
+	return false;
 }
 
-/* The first base directory whose "<base>/modsign-agent.XXXXXX/sock" fits a socket address. */
+/*
+ * Why another user could rename or replace what we make in the directory
+ * @st, or NULL when none can: it must be ours or root's, and others may
+ * write to it only when it is sticky (where only an entry's owner may
+ * rename or remove it, as in /tmp).
+ */
+static const char *
+dir_unsafe(const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		return "is not a directory";
+	}
+	if (st->st_uid != geteuid() && st->st_uid != 0) {
+		return "is owned by another user";
+	}
+	if ((st->st_mode & 0022) != 0 && (st->st_mode & S_ISVTX) == 0) {
+		return "is writable by others and not sticky";
+	}
+	return NULL;
+}
+
+/* $XDG_RUNTIME_DIR only when it is a real directory of ours, not writable by others. */
+static bool
+runtime_dir_ok(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 0022) == 0;
+}
+
+/*
+ * @base (resolved, no symbolic links left) and each directory above it
+ * pass dir_unsafe(): nobody else can move the directory we make, nor any
+ * directory on the way to it.
+ */
+static ms_err
+path_check(const char *base, const char *var, char *why, size_t why_cap)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s", base);
+	for (;;) {
+		const char *bad;
+		char *slash;
+
+		if (lstat(p, &st) != 0) {
+			snprintf(why, why_cap, "socket directory: %s: %s: %s", var, p,
+				 strerror(errno));
+			return MS_E_IO;
+		}
+		bad = dir_unsafe(&st);
+		if (bad != NULL) {
+			snprintf(why, why_cap, "socket directory: %s: %s %s, so its user "
+				 "could replace the agent's socket: set XDG_RUNTIME_DIR to a "
+				 "directory of yours (mode 0700), or TMPDIR to a private "
+				 "directory", var, p, bad);
+			return MS_E_IO;
+		}
+		slash = strrchr(p, '/');
+		if (slash == NULL || slash == p) {
+			break;
+		}
+		*slash = '\0';
+	}
+	if (strcmp(base, "/") != 0 && (lstat("/", &st) != 0 || dir_unsafe(&st) != NULL)) {
+		snprintf(why, why_cap, "socket directory: / is not safe");
+		return MS_E_IO;
+	}
+	return MS_OK;
+}
+
+/*
+ * Opens @base (not through a link in its last part) as the directory to
+ * make the socket's in, and checks the directory opened: *@fit is false
+ * when "<base>/modsign-agent.XXXXXX/sock" does not fit a socket address.
+ */
+static ms_err
+open_base(struct ms_agent_sock *s, const char *base, bool is_runtime, const char *var,
+	  bool *fit, char *why, size_t why_cap)
+{
+	struct stat st;
+	const char *bad;
+	int fd;
+
+	*fit = strlen(base) + sizeof("/modsign-agent.XXXXXX/" SOCK_NAME) - 1 <=
+	       MS_AGENT_SOCK_PATH_MAX;
+	if (!*fit) {
+		return MS_OK;
+	}
+	if (has_control(base)) {
+		snprintf(why, why_cap, "socket directory: %s holds a control character, which the "
+			 "socket path may not: set %s to a plain path", var, var);
+		return MS_E_ARG;
+	}
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, why_cap, "socket directory: %s: %s: %s", var, base, strerror(errno));
+		return MS_E_IO;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, why_cap, "socket directory: %s: %s: %s", var, base, strerror(errno));
+		close(fd);
+		return MS_E_IO;
+	}
+	/* The checks hold for the directory opened, which is the one used from here on. */
+	bad = is_runtime ? (runtime_dir_ok(&st) ? NULL : "is not a directory of yours closed "
+			    "to others") : dir_unsafe(&st);
+	if (bad != NULL) {
+		snprintf(why, why_cap, "socket directory: %s: %s %s: set XDG_RUNTIME_DIR to "
+			 "a directory of yours (mode 0700), or TMPDIR to a private directory",
+			 var, base, bad);
+		close(fd);
+		return MS_E_IO;
+	}
+	s->base_fd = fd;
+	s->has_base = true;
+	return MS_OK;
+}
+
+/*
+ * Makes "modsign-agent.XXXXXX" (mode 0700) in the base directory, through
+ * its descriptor, and keeps a descriptor of it and its device and inode:
+ * ms_agent_sock_close() removes that directory and no other.
+ */
+static ms_err
+make_in_base(struct ms_agent_sock *s, const char *base, char *why, size_t why_cap)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "abcdefghijklmnopqrstuvwxyz0123456789";
+	struct stat st;
+	int fd, n;
+
+	for (unsigned tries = 0;; tries++) {
+		uint8_t r[6];
+
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+			snprintf(why, why_cap, "getrandom: %s", strerror(errno));
+			return MS_E_IO;
+		}
+		snprintf(s->name, sizeof(s->name), "modsign-agent.%c%c%c%c%c%c",
+			 chars[r[0] % 62], chars[r[1] % 62], chars[r[2] % 62], chars[r[3] % 62],
+			 chars[r[4] % 62], chars[r[5] % 62]);
+		if (mkdirat(s->base_fd, s->name, 0700) == 0) {
+			break;
+		}
+		if (errno != EEXIST || tries == 100) {
+			snprintf(why, why_cap, "mkdir %s/%s: %s", base, s->name, strerror(errno));
+			return MS_E_IO;
+		}
+	}
+	fd = openat(s->base_fd, s->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0077) != 0) {
+		snprintf(why, why_cap, "%s/%s: not the directory just made", base, s->name);
+		if (fd >= 0) {
+			close(fd);
+		}
+		return MS_E_IO;
+	}
+	s->dir_fd = fd;
+	s->dir_dev = st.st_dev;
+	s->dir_ino = st.st_ino;
+	s->has_dir = true;
+	n = snprintf(s->dir, sizeof(s->dir), "%s/%s", base, s->name);
+	if (n < 0 || (size_t)n >= sizeof(s->dir)) {
+		return MS_E_INTERNAL;	/* measured in open_base() */
+	}
+	n = snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, SOCK_NAME);
+	if (n < 0 || (size_t)n >= sizeof(s->path)) {
+		return MS_E_INTERNAL;
+	}
+	return MS_OK;
+}
+
+/*
+ * The base directory: $XDG_RUNTIME_DIR when it is ours and closed to
+ * others, else $TMPDIR (resolved) or /tmp, when no other user can move
+ * what is made in it; the first whose socket path fits.
+ */
 static ms_err
 make_dir(struct ms_agent_sock *s, char *why, size_t why_cap)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	const char *tmp = getenv("TMPDIR");
-	const char *bases[3] = { runtime_dir_ok(xdg) ? xdg : NULL,
-				 tmp != NULL && tmp[0] == '/' ? tmp : NULL, "/tmp" };
+	char real[PATH_MAX];
+	bool fit = false;
+	ms_err err;
 
-	for (size_t i = 0; i < 3; i++) {
-		int n;
+	if (xdg != NULL && xdg[0] == '/') {
+		struct stat st;
 
-		if (bases[i] == NULL) {
-			continue;
+		if (has_control(xdg)) {
+			snprintf(why, why_cap, "socket directory: XDG_RUNTIME_DIR holds a "
+				 "control character, which the socket path may not: set it to "
+				 "a plain path");
+			return MS_E_ARG;
 		}
-		n = snprintf(s->dir, sizeof(s->dir), "%s/modsign-agent.XXXXXX", bases[i]);
-		if (n < 0 || (size_t)n + sizeof("/" SOCK_NAME) - 1 > MS_AGENT_SOCK_PATH_MAX) {
-			continue;
+		if (lstat(xdg, &st) == 0 && runtime_dir_ok(&st)) {
+			err = open_base(s, xdg, true, "XDG_RUNTIME_DIR", &fit, why, why_cap);
+			if (err != MS_OK) {
+				return err;
+			}
+			if (fit) {
+				return make_in_base(s, xdg, why, why_cap);
+			}
 		}
-		/* mkdtemp makes the directory 0700: nobody else may even look up the socket. */
-		if (mkdtemp(s->dir) == NULL) {
-			snprintf(why, why_cap, "mkdtemp %s: %s", s->dir, strerror(errno));
-			s->dir[0] = '\0';
+	}
+	if (tmp != NULL && tmp[0] == '/') {
+		if (has_control(tmp)) {
+			snprintf(why, why_cap, "socket directory: TMPDIR holds a control "
+				 "character, which the socket path may not: set TMPDIR to a "
+				 "plain path");
+			return MS_E_ARG;
+		}
+		/* The user named it: links in it are followed, then every part checked. */
+		if (realpath(tmp, real) == NULL) {
+			snprintf(why, why_cap, "socket directory: TMPDIR %s: %s", tmp,
+				 strerror(errno));
 			return MS_E_IO;
 		}
-		n = snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, SOCK_NAME);
-		if (n < 0 || (size_t)n >= sizeof(s->path)) {
-			s->path[0] = '\0';
-			return MS_E_INTERNAL;	/* measured above */
+		err = path_check(real, "TMPDIR", why, why_cap);
+		if (err == MS_OK) {
+			err = open_base(s, real, false, "TMPDIR", &fit, why, why_cap);
 		}
-		return MS_OK;
+		if (err != MS_OK) {
+			return err;
+		}
+		if (fit) {
+			return make_in_base(s, real, why, why_cap);
+		}
+	}
+	err = path_check("/tmp", "/tmp", why, why_cap);
+	if (err == MS_OK) {
+		err = open_base(s, "/tmp", false, "/tmp", &fit, why, why_cap);
+	}
+	if (err != MS_OK) {
+		return err;
+	}
+	if (fit) {
+		return make_in_base(s, "/tmp", why, why_cap);
 	}
 	snprintf(why, why_cap, "no directory for the socket: $XDG_RUNTIME_DIR, $TMPDIR and /tmp "
 		 "give paths over %d bytes", MS_AGENT_SOCK_PATH_MAX);
@@ -258,13 +476,15 @@ ms_err
 ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap)
 {
 	struct sockaddr_un sa;
+	struct stat st;
 	mode_t mask;
 	int r;
 	ms_err err;
 
+	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	s->dir[0] = '\0';
-	s->path[0] = '\0';
+	s->base_fd = -1;
+	s->dir_fd = -1;
 	err = make_dir(s, why, why_cap);
 	if (err != MS_OK) {
 		return err;
@@ -284,14 +504,32 @@ ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap)
 	umask(mask);
 	if (r != 0) {
 		snprintf(why, why_cap, "bind %s: %s", s->path, strerror(errno));
-		s->path[0] = '\0';	/* not ours to remove */
 		return MS_E_IO;
 	}
+	/* What was bound is in the directory we made: that is what cleanup removes. */
+	if (fstatat(s->dir_fd, SOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode)) {
+		snprintf(why, why_cap, "%s: the socket is not in the directory made for it",
+			 s->path);
+		return MS_E_IO;
+	}
+	s->sock_dev = st.st_dev;
+	s->sock_ino = st.st_ino;
+	s->has_sock = true;
 	if (listen(s->fd, LISTEN_BACKLOG) != 0) {
 		snprintf(why, why_cap, "listen %s: %s", s->path, strerror(errno));
 		return MS_E_IO;
 	}
 	return MS_OK;
+}
+
+/* Whether @name in @dir_fd is still the file (@dev, @ino): not one put in its place. */
+static bool
+is_same(int dir_fd, const char *name, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev &&
+	       st.st_ino == ino;
 }
 
 void
@@ -301,42 +539,107 @@ ms_agent_sock_close(struct ms_agent_sock *s)
 		close(s->fd);
 		s->fd = -1;
 	}
-	if (s->path[0] != '\0') {
-		unlink(s->path);
-		s->path[0] = '\0';
+	/*
+	 * Removed through the descriptors kept since they were made, each
+	 * checked by device and inode: never by a path, where a directory
+	 * renamed away and a link put in its place would lead elsewhere.
+	 */
+	if (s->has_sock) {
+		if (is_same(s->dir_fd, SOCK_NAME, s->sock_dev, s->sock_ino)) {
+			(void)unlinkat(s->dir_fd, SOCK_NAME, 0);
+		}
+		s->has_sock = false;
 	}
-	if (s->dir[0] != '\0') {
-		rmdir(s->dir);
-		s->dir[0] = '\0';
+	s->path[0] = '\0';
+	if (s->has_dir) {
+		if (s->has_base && is_same(s->base_fd, s->name, s->dir_dev, s->dir_ino)) {
+			(void)unlinkat(s->base_fd, s->name, AT_REMOVEDIR);
+		}
+		close(s->dir_fd);
+		s->dir_fd = -1;
+		s->has_dir = false;
+	}
+	s->dir[0] = '\0';
+	if (s->has_base) {
+		close(s->base_fd);
+		s->base_fd = -1;
+		s->has_base = false;
 	}
 }
 
+/*
+ * Non-blocking, so that a listener whose backlog is full (an agent that
+ * stopped accepting, or a socket squatted on by a process that never
+ * accepts) cannot hold the client in connect(2) for ever: Linux answers a
+ * non-blocking connect to a full Unix socket backlog with EAGAIN (net/unix/
+ * af_unix.c, unix_stream_connect), and there is nothing to poll for, so
+ * the connect is tried again every CONNECT_RETRY_MS until the deadline.
+ */
 ms_err
-ms_agent_sock_connect(const char *path, int *fd, int *sys_errno)
+ms_agent_sock_connect(const char *path, int ms, int *fd, int *sys_errno)
 {
 	struct sockaddr_un sa;
-	int s = -1;
+	struct ms_agent_io io;
+	int64_t deadline = deadline_of(ms);
+	socklen_t elen = sizeof(int);
+	int s = -1, e = 0;
+	ms_err err = MS_E_INTERNAL;
 
 	*fd = -1;
 	*sys_errno = 0;
 	if (sock_addr(path, &sa) != MS_OK) {
 		return MS_E_ARG;
 	}
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0) {
 		*sys_errno = errno;
 		return MS_E_IO;
 	}
-	while (connect(s, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		if (errno == EINTR) {
+	err = MS_E_IO;
+	for (;;) {
+		int left;
+
+		if (connect(s, (const struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			break;
+		}
+		e = errno;
+		if (e == EINTR) {
 			continue;
 		}
-		*sys_errno = errno;
-		close(s);
-		return MS_E_IO;
+		if (e == EINPROGRESS) {
+			/* Not what AF_UNIX does today, but the portable answer. */
+			if (wait_ready(s, POLLOUT, deadline, &io) != MS_OK) {
+				e = io.sys_errno;
+				goto out;
+			}
+			if (getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &elen) != 0) {
+				e = errno;
+			}
+			if (e != 0) {
+				goto out;
+			}
+			break;
+		}
+		if (e != EAGAIN) {
+			goto out;
+		}
+		left = left_ms(deadline);
+		if (left == 0) {
+			e = ETIMEDOUT;
+			goto out;
+		}
+		poll(NULL, 0, left < 0 || left > CONNECT_RETRY_MS ? CONNECT_RETRY_MS : left);
 	}
 	*fd = s;
-	return MS_OK;
+	s = -1;
+	e = 0;
+	err = MS_OK;
+out:
+	if (s >= 0) {
+		close(s);
+	}
+	*sys_errno = e;
+	return err;
 }
 
 ms_err
@@ -361,6 +664,34 @@ ms_agent_peer_get(int fd, struct ms_agent_peer *peer)
 	return MS_OK;
 }
 
+/*
+ * The request could not be written because the agent has closed the
+ * connection (EPIPE, ECONNRESET). An agent that refuses a client sends its
+ * refusal and drains the connection before closing it, but may close before
+ * all of the request arrived: its refusal then waits, already received, on
+ * our side of the socket. That is the answer; only without one is the
+ * connection simply lost (the write's own @call->io).
+ */
+static ms_err
+refusal_read(int fd, const struct ms_agent_req *req, struct ms_agent_call *call)
+{
+	struct ms_agent_io cut = call->io;
+	struct ms_agent_io io;
+	const char *why = NULL;
+	size_t len = 0;
+
+	if (ms_agent_frame_read(fd, call->body, sizeof(call->body), &len, REFUSAL_READ_MS,
+				FRAME_WRITE_MS, &io) != MS_OK ||
+	    ms_agent_reply_parse(call->body, len, req->type, &call->reply, &why) != MS_OK ||
+	    (call->reply.status != MS_AGENT_ST_REFUSED &&
+	     call->reply.status != MS_AGENT_ST_STOPPING)) {
+		memset(&call->reply, 0, sizeof(call->reply));
+		call->io = cut;
+		return MS_E_IO;
+	}
+	return MS_OK;
+}
+
 ms_err
 ms_agent_call(int fd, const struct ms_agent_req *req, int timeout_ms, struct ms_agent_call *call)
 {
@@ -376,6 +707,9 @@ ms_agent_call(int fd, const struct ms_agent_req *req, int timeout_ms, struct ms_
 		return MS_E_ARG;
 	}
 	err = ms_agent_frame_write(fd, frame, len, FRAME_WRITE_MS, &call->io);
+	if (err != MS_OK && call->io.end == MS_AGENT_IO_CUT) {
+		return refusal_read(fd, req, call);
+	}
 	if (err != MS_OK) {
 		return err;
 	}

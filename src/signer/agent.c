@@ -19,7 +19,8 @@
 #include "signer_internal.h"
 
 #define WHY_MAX 1200
-#define HELLO_MS 30000
+/* An agent answers HELLO at once: it needs neither its token nor a lane. */
+#define HELLO_MS 10000
 
 struct agent_lane {
 	int fd;			/* -1 until first used, and after a failure */
@@ -47,7 +48,8 @@ lost(struct agent_signer *as, struct agent_lane *l, const struct ms_agent_call *
 		snprintf(l->why, sizeof(l->why), "agent at %s closed the connection in the middle "
 			 "of a request (stopped or killed?)", as->path);
 	} else if (call->io.end == MS_AGENT_IO_TIMEOUT) {
-		snprintf(l->why, sizeof(l->why), "agent at %s did not answer in time", as->path);
+		snprintf(l->why, sizeof(l->why), "agent at %s did not answer in time: timed out",
+			 as->path);
 	} else {
 		snprintf(l->why, sizeof(l->why), "agent at %s: %s", as->path,
 			 ms_agent_io_text(&call->io));
@@ -63,7 +65,7 @@ static ms_err
 refused(struct agent_signer *as, struct agent_lane *l, const struct ms_agent_reply *r)
 {
 	static const char *const what[] = {
-		"", "not the certificate's key", "failed", "refused the request", "is stopping",
+		"", "not the certificate's key", "failed", "refused", "is stopping",
 	};
 	int n = (int)(r->text.len < 512 ? r->text.len : 512);
 
@@ -73,9 +75,37 @@ refused(struct agent_signer *as, struct agent_lane *l, const struct ms_agent_rep
 }
 
 /*
- * Connects lane @l and asks who is there: the key name must be the one the
- * agent announced first (a socket path now served by another agent is
- * another key).
+ * Whoever listens at the socket path answers HELLO, MATCH and SIGN, and what
+ * it answers to SIGN goes into the module: the listener must be of our own
+ * uid, as the agent accepts only clients of its own (the kernel records the
+ * listener's credentials at connect, SO_PEERCRED, unix(7)). An agent
+ * forwarded with `ssh -R` is served by the user's own sshd session, so it
+ * passes. Checked before a byte is sent, so another user's listener learns
+ * nothing, not even which key we want.
+ */
+static ms_err
+peer_check(struct agent_signer *as, struct agent_lane *l)
+{
+	struct ms_agent_peer peer;
+
+	if (ms_agent_peer_get(l->fd, &peer) != MS_OK) {
+		snprintf(l->why, sizeof(l->why), "agent at %s: cannot read who serves it "
+			 "(SO_PEERCRED): %s: refused; nothing sent", as->path, strerror(errno));
+		return MS_E_IO;
+	}
+	if (peer.uid != geteuid()) {
+		snprintf(l->why, sizeof(l->why), "agent at %s is served by uid %ld, not ours (%ld): "
+			 "refused; nothing sent", as->path, (long)peer.uid, (long)geteuid());
+		return MS_E_IO;
+	}
+	return MS_OK;
+}
+
+/*
+ * Connects lane @l, checks who listens, and asks who is there: the key name
+ * must be the one the agent announced first (a socket path now served by
+ * another agent is another key). Connect and HELLO each have a deadline: a
+ * listener that never accepts or never answers costs seconds, not the build.
  */
 static ms_err
 lane_connect(struct agent_signer *as, struct agent_lane *l, struct ms_agent_call *call)
@@ -84,11 +114,23 @@ lane_connect(struct agent_signer *as, struct agent_lane *l, struct ms_agent_call
 	int e = 0;
 	ms_err err;
 
-	err = ms_agent_sock_connect(as->path, &l->fd, &e);
+	err = ms_agent_sock_connect(as->path, MS_AGENT_CONNECT_MS, &l->fd, &e);
+	if (err != MS_OK && e == ETIMEDOUT) {
+		snprintf(l->why, sizeof(l->why), "agent at %s (%s): cannot connect: timed out after "
+			 "%d s (its backlog stayed full)", as->path, MS_AGENT_ENV_SOCK,
+			 MS_AGENT_CONNECT_MS / 1000);
+		return MS_E_IO;
+	}
 	if (err != MS_OK) {
 		snprintf(l->why, sizeof(l->why), "agent at %s (%s): cannot connect: %s", as->path,
 			 MS_AGENT_ENV_SOCK, e != 0 ? strerror(e) : "not a socket path");
 		return MS_E_IO;
+	}
+	err = peer_check(as, l);
+	if (err != MS_OK) {
+		close(l->fd);
+		l->fd = -1;
+		return err;
 	}
 	err = ms_agent_call(l->fd, &req, HELLO_MS, call);
 	if (err != MS_OK) {

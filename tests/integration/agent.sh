@@ -12,18 +12,6 @@ t_token
 # shellcheck source=tests/lib/agent.sh
 . "$TOP/tests/lib/agent.sh"
 agent_setup
-RAW=$TOP/tests/lib/agent_raw.pl
-
-frame() { perl "$RAW" frame "$@"; }
-# gone PID: the process has ended (a zombie nobody reaped counts as ended).
-gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
-wait_gone() {
-	for _ in $(seq 1 150); do
-		gone "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # --- Around a command: its status, the socket's modes, the PIN stays in the agent.
 cat >"$T/cmd.sh" <<'EOF'
@@ -217,20 +205,7 @@ grep -q '"event":"stop",.*"detail":"stopped (asked to stop (--stop)): 2 signed, 
 run_ms agent --stop
 expect_fail "--stop again: nothing there" 1 "cannot connect"
 
-# An audit line that cannot be written: the signature is not handed out.
-if daemon --log /dev/full "$DATA/rsa2048.key.pem"; then
-	perl "$RAW" send 1 "$(frame "030320 $digest 000c $path_hex")" >"$T/raw"
-	if grep -q '^8302' "$T/raw" && perl -ne 'print pack("H*", $_)' "$T/raw" |
-	    grep -q "cannot write its audit log: signature withheld"; then
-		t_pass "--log on a full device: the signature is withheld, the client told why"
-	else
-		t_fail "--log on a full device: the signature is withheld, the client told why" \
-			"$(cat "$T/raw")"
-	fi
-	run_ms agent --stop
-else
-	t_fail "--log /dev/full: daemon started" "$(cat "$T/daemon.err")"
-fi
+# An audit line that cannot be written (a disk that fills): agent_audit.sh.
 
 # --- --idle-timeout and --lifetime end a daemon by themselves.
 if daemon --idle-timeout 2 --log "$T/audit3.log" "$DATA/rsa2048.key.pem"; then

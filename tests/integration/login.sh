@@ -9,6 +9,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 t_token
+t_registry_stock
 "$TOP/tests/lib/mkmodule.sh" "$T/src" 1 >/dev/null
 mod=$T/src/mod000.ko
 cert=$DATA/rsa2048.x509.der
@@ -122,7 +123,7 @@ in_ns() {
 if in_ns true 2>/dev/null; then
 	cp "$mod" "$T/m.ko"
 	: >"$T/st.log"
-	SLOWTOKEN_LOG=$T/st.log in_ns "$MODSIGN" sha256 "pkcs11:object=rsa2048;type=private" \
+	SLOWTOKEN_LOG=$T/st.log in_ns "$MODSIGN_REAL" sha256 "pkcs11:object=rsa2048;type=private" \
 		"$cert" "$T/m.ko" >"$T/out" 2>&1
 	rc=$?
 	cat "$T/out" >>"$MS_LOG"

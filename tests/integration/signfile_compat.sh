@@ -5,6 +5,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 t_token
+t_registry_stock
 export KBUILD_SIGN_PIN=$PIN
 "$TOP/tests/lib/mkmodule.sh" "$T/src" 2 >/dev/null
 mod=$T/src/mod001.ko

@@ -7,6 +7,9 @@
 #   daemon ARGS...     modsign agent --daemon ARGS (KBUILD_SIGN_PIN=$PIN),
 #                      then MODSIGN_AGENT_SOCK and MODSIGN_AGENT_PID are set
 #   calls FUNC LOG     how many FUNC calls a slowtoken log shows (0: no log)
+#   RAW, frame HEX     tests/lib/agent_raw.pl, and a frame of body HEX
+#   gone PID           the process has ended (a zombie nobody reaped counts)
+#   wait_gone PID      waits up to 15 s for that; fails if it has not
 
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
@@ -46,4 +49,15 @@ calls() {
 	else
 		echo 0
 	fi
+}
+
+RAW=$TOP/tests/lib/agent_raw.pl
+frame() { perl "$RAW" frame "$@"; }
+gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
+wait_gone() {
+	for _ in $(seq 1 150); do
+		gone "$1" && return 0
+		sleep 0.1
+	done
+	return 1
 }

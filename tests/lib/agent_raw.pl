@@ -6,8 +6,14 @@
 #                                 print up to N reply frames' bodies as hex,
 #                                 one a line, then "EOF" when the agent closes
 #                                 the connection within a second, else "OPEN"
+#                                 ("WRITE-FAILED <error>" first when a send
+#                                 failed: the agent closed before reading it)
+#   agent_raw.pl late N HEX...    as send, but waits (up to 10 s) for the
+#                                 agent to send first (a refusal), then sends
 #   agent_raw.pl frame HEX        the body HEX with its 4-byte length in front
 #   agent_raw.pl stall SECS HEX   send HEX, then hold the connection SECS seconds
+#   agent_raw.pl hold N SECS      open N connections, print "HELD N" once all
+#                                 are connected, hold them SECS seconds, idle
 # Exits 2 when it cannot connect (the error on stderr).
 use strict;
 use warnings;
@@ -23,6 +29,22 @@ if ($mode eq 'frame') {
 	exit 0;
 }
 my $path = $ENV{MODSIGN_AGENT_SOCK} // '';
+if ($mode eq 'hold') {
+	my ($n, $secs) = @ARGV;
+	my @held;
+	for (1 .. $n) {
+		my $c = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path);
+		if (!$c) {
+			print STDERR "agent_raw: connect $path (", scalar(@held) + 1, "): $!\n";
+			exit 2;
+		}
+		push @held, $c;
+	}
+	$| = 1;
+	print "HELD ", scalar(@held), "\n";
+	sleep $secs;
+	exit 0;
+}
 my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path);
 if (!$s) {
 	print STDERR "agent_raw: connect $path: $!\n";
@@ -36,10 +58,18 @@ if ($mode eq 'stall') {
 	sleep $secs;
 	exit 0;
 }
-die "usage: agent_raw.pl send|frame|stall ...\n" if $mode ne 'send';
+die "usage: agent_raw.pl send|late|frame|stall|hold ...\n" if $mode ne 'send' && $mode ne 'late';
 my $want = shift @ARGV;
-syswrite($s, unhex($_)) for @ARGV;
 my $sel = IO::Select->new($s);
+$sel->can_read(10) if $mode eq 'late';
+for (@ARGV) {
+	my $b = unhex($_);
+	my $w = syswrite($s, $b);
+	if (!defined($w) || $w != length($b)) {
+		print "WRITE-FAILED ", (defined($w) ? "short" : $!), "\n";
+		last;
+	}
+}
 my $buf = '';
 my $got = 0;
 my $eof = 0;

@@ -48,7 +48,7 @@ RANDOM=$SEED
 
 kc_setup powercut
 need mke2fs e2fsck mkfs.xfs xfs_repair ldd truncate
-[ -x "$SIGNFILE" ] || die "$SIGNFILE missing: install linux-kbuild-6.1"
+[ -x "$SIGNFILE" ] || die "$SIGNFILE missing: scripts/install-deps.sh installs it"
 echo "seed $SEED (POWERCUT_SEED=$SEED repeats the choices of modes and cut times)"
 
 # Disk images need a file system that takes O_DIRECT (qemu's cache=none):

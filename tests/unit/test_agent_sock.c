@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../../src/agent/agent.h"
@@ -213,7 +214,7 @@ MS_TEST(agent_sock_listen_connect_peer)
 	CHECK(strncmp(s.path, dir, strlen(dir)) == 0);
 	CHECK(lstat(s.dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
 	CHECK(lstat(s.path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0600);
-	CHECK_ERR(ms_agent_sock_connect(s.path, &c, &e), MS_OK);
+	CHECK_ERR(ms_agent_sock_connect(s.path, 1000, &c, &e), MS_OK);
 	a = accept(s.fd, NULL, NULL);
 	CHECK(a >= 0);
 	CHECK_ERR(ms_agent_peer_get(a, &peer), MS_OK);
@@ -225,8 +226,9 @@ MS_TEST(agent_sock_listen_connect_peer)
 	ms_agent_sock_close(&s);
 	CHECK(lstat(s.dir, &st) != 0);
 	/* Gone: a clear errno for the client. */
-	CHECK(ms_agent_sock_connect("/nonexistent/modsign/sock", &c, &e) == MS_E_IO && e == ENOENT);
-	CHECK_ERR(ms_agent_sock_connect("", &c, &e), MS_E_ARG);
+	CHECK(ms_agent_sock_connect("/nonexistent/modsign/sock", 1000, &c, &e) == MS_E_IO &&
+	      e == ENOENT);
+	CHECK_ERR(ms_agent_sock_connect("", 1000, &c, &e), MS_E_ARG);
 
 	/* A runtime directory others may write to is not used. */
 	CHECK(chmod(dir, 0777) == 0);
@@ -235,6 +237,90 @@ MS_TEST(agent_sock_listen_connect_peer)
 	CHECK(strncmp(s.path, "/tmp/modsign-agent.", 19) == 0);
 	ms_agent_sock_close(&s);
 	rmdir(dir);
+}
+
+/*
+ * A listener that never accepts, its backlog full: connect gives up at its
+ * deadline with ETIMEDOUT (a blocking connect would wait for ever: the
+ * alarm ends this test then).
+ */
+MS_TEST(agent_sock_connect_full_backlog_times_out)
+{
+	struct sockaddr_un sa;
+	char dir[] = "/tmp/modsign-unit.XXXXXX";
+	int held[64];
+	int n_held = 0, ls = -1, c = -1, e = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", dir);
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(ls >= 0);
+	CHECK(bind(ls, (const struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(listen(ls, 0) == 0);
+	/* Fill the backlog: connections that wait to be accepted, until EAGAIN. */
+	for (;;) {
+		int h = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+		CHECK(h >= 0 && n_held < 64);
+		if (connect(h, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+			CHECK(errno == EAGAIN);
+			close(h);
+			break;
+		}
+		held[n_held++] = h;
+	}
+	alarm(20);
+	CHECK_ERR(ms_agent_sock_connect(sa.sun_path, 300, &c, &e), MS_E_IO);
+	CHECK_EQ(e, ETIMEDOUT);
+	CHECK(c == -1);
+	/* Room again: connected at once. */
+	close(ls);
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	unlink(sa.sun_path);
+	CHECK(bind(ls, (const struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(listen(ls, 4) == 0);
+	CHECK(ms_agent_sock_connect(sa.sun_path, 300, &c, &e) == MS_OK && c >= 0);
+	close(c);
+	for (int i = 0; i < n_held; i++) {
+		close(held[i]);
+	}
+	close(ls);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+
+/*
+ * An agent that refused and closed before reading our request: the write
+ * fails (EPIPE), but the refusal it sent first is the answer, not "closed
+ * the connection".
+ */
+MS_TEST(agent_call_refusal_after_broken_write)
+{
+	static const uint8_t refusal[] = {
+		0, 0, 0, 24, 0xff, 3, 0, 20,
+		'n', 'o', 't', ' ', 't', 'h', 'e', ' ', 'a', 'g', 'e', 'n', 't', '\'', 's', ' ',
+		'u', 's', 'e', 'r',
+	};
+	struct ms_agent_req req = { .type = MS_AGENT_HELLO, .version = MS_AGENT_PROTO_VERSION };
+	struct ms_agent_call call;
+	int sv[2];
+
+	sock_pair(sv);
+	CHECK(write(sv[1], refusal, sizeof(refusal)) == (ssize_t)sizeof(refusal));
+	close(sv[1]);
+	CHECK_ERR(ms_agent_call(sv[0], &req, 1000, &call), MS_OK);
+	CHECK_EQ(call.reply.status, MS_AGENT_ST_REFUSED);
+	CHECK(call.reply.text.len == 20 &&
+	      memcmp(call.reply.text.p, "not the agent's user", 20) == 0);
+	close(sv[0]);
+	/* Closed with nothing said: the connection is lost, as before. */
+	sock_pair(sv);
+	close(sv[1]);
+	CHECK_ERR(ms_agent_call(sv[0], &req, 1000, &call), MS_E_IO);
+	CHECK(call.io.end == MS_AGENT_IO_CUT);
+	close(sv[0]);
 }
 
 MS_TEST(agent_audit_lines)
