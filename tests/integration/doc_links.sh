@@ -141,6 +141,14 @@ fi
 
 # The project's own documents.
 cd "$TOP" || exit 1
+# CI and newcomers start with the README's first two commands (its first
+# indented code lines): they stay `scripts/demo` and `scripts/check`.
+first=$(grep -m 2 '^    [^ ]' README.md | sed 's/^ *//' | tr '\n' ' ')
+if [ "$first" = "scripts/demo scripts/check " ]; then
+	t_pass "the README's first two commands are scripts/demo and scripts/check"
+else
+	t_fail "the README's first two commands are scripts/demo and scripts/check" "found: $first"
+fi
 for f in README.md doc/*.md; do
 	[ -e "$f" ] || continue
 	if check_links "$f" >"$T/out" 2>&1; then
