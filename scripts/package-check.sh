@@ -94,12 +94,12 @@ fi
 dpkg -L modsign >"$T/files"
 missing=""
 for f in /usr/bin/modsign /usr/share/man/man1/modsign.1.gz /usr/share/doc/modsign/README.md.gz \
-    /usr/share/doc/modsign/copyright /usr/share/doc/modsign/examples/kbuild/README.md \
+    /usr/share/doc/modsign/doc/guide.md.gz /usr/share/doc/modsign/copyright /usr/share/doc/modsign/examples/kbuild/README.md \
     /usr/share/doc/modsign/modsign.spdx.json /usr/share/bash-completion/completions/modsign; do
 	grep -qx "$f" "$T/files" && [ -e "$f" ] || missing="$missing $f"
 done
-[ -z "$missing" ] && t_pass "installs the binary, man page, README, copyright, examples, SBOM, completion" ||
-	t_fail "installs the binary, man page, README, copyright, examples, SBOM, completion" "missing:$missing"
+[ -z "$missing" ] && t_pass "installs the binary, man page, README and doc/, copyright, examples, SBOM, completion" ||
+	t_fail "installs the binary, man page, README and doc/, copyright, examples, SBOM, completion" "missing:$missing"
 
 # Linked shared, as debian/rules says: every library of --version.
 /usr/bin/modsign --version >"$T/version" 2>&1
