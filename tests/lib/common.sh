@@ -70,37 +70,15 @@ t_token() {
 	export SOFTHSM2_CONF=$T/hsm/softhsm2.conf
 }
 
-# t_registry_stock: p11-kit's registry as stock Debian has it, whatever else
-# is installed on the machine (tpm2-pkcs11, opencryptoki, ...): from here on
-# $MODSIGN runs in a private mount namespace whose p11-kit module directory
-# holds only the SoftHSM2, OpenSC and p11-kit trust module files, and whose
-# /etc/pkcs11 is empty. (p11-kit reads no user configuration as root, so a
-# ~/.config override cannot hide a module.) Without the rights for a mount
-# namespace the machine's registry is used as it is, with a note.
-# $MODSIGN_REAL stays the binary itself.
+# t_registry_stock: from here on $MODSIGN sees p11-kit's registry as stock
+# Debian has it, whatever else is installed (tests/lib/stock-registry).
+# $MODSIGN_REAL stays the binary itself, for a namespace of a test's own.
 t_registry_stock() {
-	local f
 	MODSIGN_REAL=$MODSIGN
-	mkdir -p "$T/stock-modules" "$T/stock-etc"
-	for f in softhsm2.module opensc-pkcs11.module p11-kit-trust.module; do
-		if [ -e "/usr/share/p11-kit/modules/$f" ]; then
-			cp "/usr/share/p11-kit/modules/$f" "$T/stock-modules/"
-		fi
-	done
-	{
-		echo '#!/bin/sh'
-		echo 'exec unshare --mount --propagation private sh -c '"'"'
-	mount --bind "$1" /usr/share/p11-kit/modules || exit 99
-	if [ -d /etc/pkcs11 ]; then mount --bind "$2" /etc/pkcs11 || exit 99; fi
-	shift 2
-	exec "$@"'"'"' sh '"\"$T/stock-modules\" \"$T/stock-etc\" \"$MODSIGN\""' "$@"'
-	} >"$T/modsign-stock"
+	printf '#!/bin/sh\nexec "%s" "%s" "%s" "$@"\n' "$TOP/tests/lib/stock-registry" \
+		"$T/stock-registry" "$MODSIGN_REAL" >"$T/modsign-stock"
 	chmod 0755 "$T/modsign-stock"
-	if "$T/modsign-stock" --version >/dev/null 2>&1; then
-		MODSIGN=$T/modsign-stock
-	else
-		echo "note: no private mount namespace here: p11-kit's registry as the machine has it"
-	fi
+	MODSIGN=$T/modsign-stock
 }
 
 # key_uri NAME: the URI of a key on the test token, by label, module-path given.
