@@ -73,7 +73,7 @@ expect_fail "--log a directory: refused" 1 "open: Is a directory"
 # command that exited 127, not an exec error.)
 run_ms agent --log "$T/spawn.log" "$KEY" -- "$T/no-such-command"
 [ "$rc" -eq 127 ] && grep -q '"event":"start"' "$T/spawn.log" &&
-	grep -qE '"event":"stop",.*"detail":"stopped \((cannot run the command|the command exited with status 127)\)"' "$T/spawn.log" &&
+	grep -qE '"event":"stop",.*"detail":"stopped \((cannot run the command|the command exited with status 127)\)' "$T/spawn.log" &&
 	{ [ "${MODSIGN_TEST_VALGRIND:-0}" = 1 ] || grep -q '"detail":"stopped (cannot run the command)"' "$T/spawn.log"; } &&
 	json_lines "$T/spawn.log" && t_pass "a command that cannot run: start and stop lines" ||
 	t_fail "a command that cannot run: start and stop lines" "rc $rc" "$(cat "$T/spawn.log")"
