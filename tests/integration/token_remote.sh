@@ -1,0 +1,189 @@
+#!/bin/bash
+# p11-kit remoting (issue 27, item 6): the test's SoftHSM2 token exported by
+# `p11-kit server` on a Unix socket in $T, signed with through the client
+# module p11-kit-client.so (module-path=, P11_KIT_SERVER_ADDRESS). The
+# server's provider is tests/slowtoken over SoftHSM2, so that the token
+# side's calls are counted (SLOWTOKEN_LOG) and faults and a session limit
+# set; the server runs one `p11-kit remote` per connection, which loads a
+# fresh copy of the shim that reads its settings from $SHIM_R.conf.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
+CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
+if [ ! -e "$CLIENT" ] || ! p11-kit server --help >/dev/null 2>&1; then
+	t_skip "p11-kit remoting" "p11-kit or p11-kit-modules not installed (scripts/install-deps.sh)"
+	t_done
+	exit
+fi
+cert=$DATA/rsa2048.x509.der
+N=50
+SOCK=$T/p11.sock
+LOG=$T/st.log
+SHIM_R=$T/st-r.so
+cp "$SHIM" "$SHIM_R"
+uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$CLIENT"
+SERVER_PID=""
+
+# server [SETTING...]: (re)start the server; the shim copy gets the settings
+# and logs to $LOG.
+server() {
+	server_stop
+	printf '%s\n' "SLOWTOKEN_LOG=$LOG" "$@" >"$SHIM_R.conf"
+	rm -f "$SOCK"
+	p11-kit server -f -n "$SOCK" --provider "$SHIM_R" "pkcs11:token=modsign-test" \
+		>"$T/server.out" 2>>"$T/server.err" &
+	SERVER_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.05
+	done
+	t_fail "p11-kit server started" "$(cat "$T/server.err")"
+}
+# server_stop: the server and the `p11-kit remote` it runs per connection.
+server_stop() {
+	[ -n "$SERVER_PID" ] || return 0
+	kill $(pgrep -P "$SERVER_PID") "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+	SERVER_PID=""
+}
+trap 'server_stop; t_cleanup' EXIT
+export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK
+
+"$TOP/tests/lib/mkmodule.sh" "$T/src" "$N" 4 >/dev/null
+mkdir "$T/ref"
+for m in "$T"/src/*.ko; do
+	"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$cert" "$m" "$T/ref/$(basename "$m")"
+done
+# shellcheck source=tests/lib/workset.sh
+. "$TOP/tests/lib/workset.sh"
+server
+
+# No server address: no token, and the hint names the variable.
+cp "$T/src/mod000.ko" "$T/m.ko"
+P11_KIT_SERVER_ADDRESS='' KBUILD_SIGN_PIN=$PIN run_ms sha256 "$uri" "$cert" "$T/m.ko"
+expect_fail "P11_KIT_SERVER_ADDRESS unset: no token" 1 \
+	"no token matches token=\"modsign-test\" .*p11-kit-client.so.*; initialised tokens present: 0"
+grep -q "^  hint: p11-kit-client.so shows the tokens of a \"p11-kit server\" at P11_KIT_SERVER_ADDRESS" \
+	"$T/out" && same "$T/src/mod000.ko" "$T/m.ko" &&
+	t_pass "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" ||
+	t_fail "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" "$(cat "$T/out")"
+
+# One module, as sign-file signs it with the PEM key.
+KBUILD_SIGN_PIN=$PIN run_ms sha256 "$uri" "$cert" "$T/m.ko"
+if [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/m.ko"; then
+	t_pass "one module: byte-identical to sign-file"
+else
+	t_fail "one module: byte-identical to sign-file" "status $rc" "$(cat "$T/out")"
+fi
+
+# Bulk: every module, one C_Login on the token behind the server.
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$uri" "$cert" "$T"/w/*.ko
+count_state
+if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ] &&
+	[ "$(grep -c '^C_Sign rv=CKR_OK' "$LOG")" -eq "$N" ]; then
+	t_pass "-b over $N modules: each sign-file's bytes, one C_Login, one C_Sign each"
+else
+	t_fail "-b over $N modules: each sign-file's bytes, one C_Login" "status $rc, $signed signed," \
+		"$(n_calls C_Login) C_Login, $(n_calls C_Sign) C_Sign" "$(tail -n 5 "$T/out")"
+fi
+# SoftHSM2 behind the server: the session copy of the key is made there.
+[ "$(grep -c '^C_CopyObject rv=CKR_OK' "$LOG")" -ge 1 ] &&
+	t_pass "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" ||
+	t_fail "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" \
+		"$(grep -c '^C_CopyObject' "$LOG") C_CopyObject"
+
+# signers_opened: sessions opened after the C_Login: the signers' beside
+# session 0 (2 under a 3-session limit; `p11-kit remote` opens its own before).
+signers_opened() {
+	sed -n '/^C_Login /,$p' "$LOG" | grep -c '^C_OpenSession rv=CKR_OK'
+}
+# -j above the token's session limit (3 sessions, set in the shim).
+server SLOWTOKEN_MAX_SESSIONS=3
+fresh
+KBUILD_SIGN_PIN=$PIN run_ms -j 8 -r "$T/w" sha256 "$uri" "$cert"
+count_state
+if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && ! grep -q CKR_SESSION_COUNT "$LOG" &&
+	[ "$(n_calls C_Login)" -eq 1 ] && [ "$(signers_opened)" -eq 2 ]; then
+	t_pass "-j 8 over a 3-session limit: all signed, no session refused, one C_Login"
+else
+	t_fail "-j 8 over a 3-session limit: all signed, no session refused, one C_Login" \
+		"status $rc, $signed signed, $(grep -c CKR_SESSION_COUNT "$LOG") CKR_SESSION_COUNT," \
+		"$(signers_opened) sessions opened after the login (want 2)" \
+		"$(tail -n 5 "$T/out")"
+fi
+
+# The agent: one modsign per module, each asking it; one C_Login in all.
+server
+fresh
+mkdir -m 0700 "$T/run"
+cat >"$T/per-module.sh" <<EOF
+#!/bin/sh
+for m in "$T"/w/*.ko; do
+	"$MODSIGN" sha256 '$uri' "$cert" "\$m" || exit 1
+done
+EOF
+chmod +x "$T/per-module.sh"
+KBUILD_SIGN_PIN=$PIN XDG_RUNTIME_DIR=$T/run run_ms agent "$uri" -- "$T/per-module.sh"
+count_state
+if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ] &&
+	[ "$(grep -c '^C_Sign rv=CKR_OK' "$LOG")" -eq "$N" ]; then
+	t_pass "agent, a modsign per module: each sign-file's bytes, one C_Login for all"
+else
+	t_fail "agent, a modsign per module: each sign-file's bytes, one C_Login for all" \
+		"status $rc, $signed signed, $(n_calls C_Login) C_Login, $(n_calls C_Sign) C_Sign" \
+		"$(tail -n 5 "$T/out")"
+fi
+
+# The link cut mid-run: the server and its `p11-kit remote` killed while a
+# slow bulk run signs. Every module is untouched or signed, no temp file is
+# left, and after the server is back --skip-signed finishes the rest.
+server SLOWTOKEN_SIGN_MS=40
+fresh
+KBUILD_SIGN_PIN=$PIN "$MODSIGN" -j 2 -r "$T/w" sha256 "$uri" "$cert" >"$T/out" 2>&1 &
+ms_pid=$!
+for _ in $(seq 200); do
+	n=$(grep -c '^C_Sign rv=CKR_OK' "$LOG" 2>/dev/null)
+	[ "${n:-0}" -ge 10 ] && break
+	sleep 0.05
+done
+server_stop
+wait "$ms_pid"
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+count_state
+left=$(find "$T/w" -type f ! -name '*.ko')
+if [ "$rc" -eq 1 ] && [ -z "$broken" ] && [ -z "$left" ] && [ "$signed" -ge 10 ] &&
+	[ "$orig" -ge 1 ]; then
+	t_pass "link cut mid-run: exit 1; $signed signed, $orig untouched, none torn, no temp file"
+else
+	t_fail "link cut mid-run: every module untouched or signed, no temp file" \
+		"status $rc, $signed signed, $orig untouched, torn:$broken, left: $left" \
+		"$(tail -n 8 "$T/out")"
+fi
+grep -q "signing failed: C_Sign\(Init\)\?: CKR_" "$T/out" &&
+	t_pass "link cut mid-run: the failing call is named" ||
+	t_fail "link cut mid-run: the failing call is named" "$(tail -n 8 "$T/out")"
+server
+KBUILD_SIGN_PIN=$PIN run_ms --skip-signed -j 2 -r "$T/w" sha256 "$uri" "$cert"
+count_state
+[ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] &&
+	t_pass "link back: --skip-signed signs the rest; every module sign-file's bytes" ||
+	t_fail "link back: --skip-signed signs the rest" "status $rc, $signed signed" \
+		"$(tail -n 5 "$T/out")"
+
+# A wrong PIN: refused by name, one C_Login, nothing touched.
+server
+fresh
+KBUILD_SIGN_PIN=$WRONG_PIN run_ms -b sha256 "$uri" "$cert" "$T"/w/*.ko
+count_state
+expect_fail "wrong PIN: refused" 1 "C_Login: PIN from KBUILD_SIGN_PIN rejected: CKR_PIN_INCORRECT"
+[ "$(n_calls C_Login)" -eq 1 ] && [ "$orig" -eq "$N" ] &&
+	t_pass "wrong PIN: one C_Login, no retry, every module untouched" ||
+	t_fail "wrong PIN: one C_Login, no retry, every module untouched" \
+		"$(n_calls C_Login) C_Login, $orig untouched"
+server_stop
+t_done
