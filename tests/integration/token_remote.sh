@@ -175,6 +175,47 @@ count_state
 	t_fail "link back: --skip-signed signs the rest" "status $rc, $signed signed" \
 		"$(tail -n 5 "$T/out")"
 
+# Over ssh, as p11-kit's remoting is meant to be used: the server's socket
+# forwarded with `ssh -R` to a loopback sshd, the client on the "remote"
+# side knowing only the forwarded socket (and the PIN, from a file).
+# shellcheck source=tests/lib/sshd.sh
+. "$TOP/tests/lib/sshd.sh"
+trap 'server_stop; sshd_stop; t_cleanup' EXIT
+if sshd_setup; then
+	server
+	fresh
+	mkdir -m 0700 "$T/remote"
+	rsock=$T/remote/p11.sock
+	renv="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
+	renv="$renv P11_KIT_STRICT=1 P11_KIT_SERVER_ADDRESS=unix:path=$rsock"
+	# Under tests/valgrind/run.sh, $MODSIGN needs its settings on the other side too.
+	for v in MODSIGN_VG_LOGDIR MODSIGN_VG_BIN MODSIGN_TEST_NAME MODSIGN_VG_EXTRA; do
+		[ -n "${!v:-}" ] && renv="$renv $v=${!v}"
+	done
+	printf '%s\n' "$PIN" >"$T/remote/token.pin"
+	cat >"$T/remote/sign.sh" <<EOF
+#!/bin/sh
+for i in \$(seq 1 50); do [ -S "$rsock" ] && break; sleep 0.1; done
+KBUILD_SIGN_PIN=\$(cat "$T/remote/token.pin")
+export KBUILD_SIGN_PIN
+env $renv "$MODSIGN" -b sha256 '$uri' "$cert" "$T"/w/*.ko
+EOF
+	chmod +x "$T/remote/sign.sh"
+	ssh_t -R "$rsock:$SOCK" root@127.0.0.1 "$T/remote/sign.sh" >"$T/out" 2>&1
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	count_state
+	if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ]; then
+		t_pass "over ssh -R: -b over $N modules, each sign-file's bytes, one C_Login"
+	else
+		t_fail "over ssh -R: -b over $N modules, each sign-file's bytes, one C_Login" \
+			"status $rc, $signed signed, $(n_calls C_Login) C_Login" "$(tail -n 5 "$T/out")"
+	fi
+	sshd_stop
+else
+	t_skip "p11-kit remoting over ssh -R" "$sshd_why"
+fi
+
 # A wrong PIN: refused by name, one C_Login, nothing touched.
 server
 fresh
