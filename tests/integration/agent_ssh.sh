@@ -46,12 +46,7 @@ SLOWTOKEN_LOG=$T/calls.log daemon --log "$T/audit.log" "$SLOW" ||
 # On the "remote" side: the forwarded socket, and modsign runs that know only
 # it (the sanitizer settings of the test build passed along, no PIN).
 remote_sock=$T/remote/agent.sock
-remote_env="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
-remote_env="$remote_env P11_KIT_STRICT=1 MODSIGN_AGENT_SOCK=$remote_sock"
-# Under tests/valgrind/run.sh, $MODSIGN needs its settings on the other side too.
-for v in MODSIGN_VG_LOGDIR MODSIGN_VG_BIN MODSIGN_TEST_NAME MODSIGN_VG_EXTRA; do
-	[ -n "${!v:-}" ] && remote_env="$remote_env $v=${!v}"
-done
+remote_env="$(ssh_env) MODSIGN_AGENT_SOCK=$remote_sock"
 # What nobody needs on the remote side: the forwarded socket made reachable
 # (0666 in a 0755 directory), a module of its own, the certificate, the binary.
 NOBODY=$(id -u nobody 2>/dev/null || echo 65534)

@@ -52,13 +52,14 @@ uri() {
 		"$pct_id" "$1"
 }
 
-# The private registry: nss (softokn) and nss-st (tests/slowtoken over it).
+# The private registry: nss (softokn) and nss-st (a copy of tests/slowtoken
+# over it, its settings in $T/st-n.so.conf).
 init="configdir='sql:$T/nssdb' certPrefix='' keyPrefix='' secmod='secmod.db' flags="
 MODDIR=$T/home/.config/pkcs11/modules
 mkdir -p "$MODDIR" "$T/etc-pkcs11"
 printf 'module: %s\nx-init-reserved: %s\n' "$SOFTOKN" "$init" >"$MODDIR/nss.module"
-printf 'module: %s\nx-init-reserved: %s\n' "$SHIM" "$init" >"$MODDIR/nss-st.module"
-export SLOWTOKEN_MODULE=$SOFTOKN
+cp "$SHIM" "$T/st-n.so"
+printf 'module: %s\nx-init-reserved: %s\n' "$T/st-n.so" "$init" >"$MODDIR/nss-st.module"
 # in_reg CMD...: CMD with the private registry.
 in_reg() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -76,29 +77,28 @@ if ! in_reg true 2>/dev/null; then
 	t_done
 	exit
 fi
-# nss_ms ARGS...: modsign with the private registry, output in $T/out, $rc.
+# tc_ms ARGS...: modsign with the private registry, output in $T/out, $rc.
 # softokn is preloaded so that it is still mapped when LeakSanitizer looks:
 # p11-kit unloads it at the end, and its global state then reads as leaks
 # with no module to name (none is left with it preloaded).
-nss_ms() {
+tc_ms() {
 	in_reg env LD_PRELOAD="$SOFTOKN" \
 		ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" "$MODSIGN" "$@" >"$T/out" 2>&1
 	rc=$?
 	cat "$T/out" >>"$MS_LOG"
 }
-
-"$TOP/tests/lib/mkmodule.sh" "$T/src" "$N" 4 >/dev/null
-mkdir "$T/ref"
-for m in "$T"/src/*.ko; do
-	"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$cert" "$m" "$T/ref/$(basename "$m")"
-done
 LOG=$T/st.log
-# shellcheck source=tests/lib/workset.sh
-. "$TOP/tests/lib/workset.sh"
+tc_token() {
+	printf '%s\n' "SLOWTOKEN_MODULE=$SOFTOKN" "SLOWTOKEN_LOG=$LOG" "$@" >"$T/st-n.so.conf"
+	rm -f "$LOG"
+}
+# shellcheck source=tests/lib/token_cases.sh
+. "$TOP/tests/lib/token_cases.sh"
+tc_refs
 
 # A URI cannot carry softokn's init parameters: the hint says what does.
 cp "$T/src/mod000.ko" "$T/m.ko"
-KBUILD_SIGN_PIN=$PIN nss_ms sha256 \
+KBUILD_SIGN_PIN=$PIN tc_ms sha256 \
 	"pkcs11:token=NSS%20Certificate%20DB;id=$pct_id;type=private?module-path=$SOFTOKN" \
 	"$cert" "$T/m.ko"
 expect_fail "module-path= to softokn: CKR_ARGUMENTS_BAD with the module-file hint" 1 \
@@ -109,76 +109,9 @@ grep -q "^  hint: NSS's softokn needs init parameters.*x-init-reserved: .*module
 	t_fail "module-path= to softokn: the hint names x-init-reserved and module-name=" \
 		"$(cat "$T/out")"
 
-# One module, as sign-file signs it with the PEM key.
-KBUILD_SIGN_PIN=$PIN nss_ms sha256 "$(uri nss)" "$cert" "$T/m.ko"
-if [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/m.ko"; then
-	t_pass "one module: byte-identical to sign-file"
-else
-	t_fail "one module: byte-identical to sign-file" "status $rc" "$(cat "$T/out")"
-fi
-
-# Bulk: every module, one C_Login.
-fresh
-KBUILD_SIGN_PIN=$PIN SLOWTOKEN_LOG=$LOG nss_ms -b sha256 "$(uri nss-st)" "$cert" "$T"/w/*.ko
-count_state
-if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ] &&
-	[ "$(n_calls C_Sign)" -eq "$N" ]; then
-	t_pass "-b over $N modules: each sign-file's bytes, one C_Login, one C_Sign each"
-else
-	t_fail "-b over $N modules: each sign-file's bytes, one C_Login" "status $rc, $signed signed," \
-		"$(n_calls C_Login) C_Login, $(n_calls C_Sign) C_Sign" "$(tail -n 5 "$T/out")"
-fi
-
-# signers_opened: sessions opened after the C_Login: the signers' beside
-# session 0 (2 under a 3-session limit).
-signers_opened() {
-	sed -n '/^C_Login /,$p' "$LOG" | grep -c '^C_OpenSession rv=CKR_OK'
-}
-# -j above the token's session limit (3 sessions through the shim).
-fresh
-KBUILD_SIGN_PIN=$PIN SLOWTOKEN_LOG=$LOG SLOWTOKEN_MAX_SESSIONS=3 nss_ms -j 8 -r "$T/w" \
-	sha256 "$(uri nss-st)" "$cert"
-count_state
-if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && ! grep -q CKR_SESSION_COUNT "$LOG" &&
-	[ "$(n_calls C_Login)" -eq 1 ] && [ "$(signers_opened)" -eq 2 ]; then
-	t_pass "-j 8 over a 3-session limit: all signed, no session refused, one C_Login"
-else
-	t_fail "-j 8 over a 3-session limit: all signed, no session refused, one C_Login" \
-		"status $rc, $signed signed, $(grep -c CKR_SESSION_COUNT "$LOG") CKR_SESSION_COUNT," \
-		"$(signers_opened) sessions opened after the login (want 2)" \
-		"$(tail -n 5 "$T/out")"
-fi
-
-# The agent: one modsign per module, each asking it; one C_Login in all.
-fresh
-mkdir -m 0700 "$T/run"
-cat >"$T/per-module.sh" <<EOF
-#!/bin/sh
-for m in "$T"/w/*.ko; do
-	"$MODSIGN" sha256 '$(uri nss-st)' "$cert" "\$m" || exit 1
-done
-EOF
-chmod +x "$T/per-module.sh"
-KBUILD_SIGN_PIN=$PIN XDG_RUNTIME_DIR=$T/run SLOWTOKEN_LOG=$LOG nss_ms agent "$(uri nss-st)" \
-	-- "$T/per-module.sh"
-count_state
-if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ] &&
-	[ "$(n_calls C_Sign)" -eq "$N" ]; then
-	t_pass "agent, a modsign per module: each sign-file's bytes, one C_Login for all"
-else
-	t_fail "agent, a modsign per module: each sign-file's bytes, one C_Login for all" \
-		"status $rc, $signed signed, $(n_calls C_Login) C_Login, $(n_calls C_Sign) C_Sign" \
-		"$(tail -n 5 "$T/out")"
-fi
-
-# A wrong PIN: refused by name, one C_Login, nothing touched.
-fresh
-KBUILD_SIGN_PIN=$WRONG_PIN SLOWTOKEN_LOG=$LOG nss_ms -b sha256 "$(uri nss-st)" "$cert" \
-	"$T"/w/*.ko
-count_state
-expect_fail "wrong PIN: refused" 1 "C_Login: PIN from KBUILD_SIGN_PIN rejected: CKR_PIN_INCORRECT"
-[ "$(n_calls C_Login)" -eq 1 ] && [ "$orig" -eq "$N" ] &&
-	t_pass "wrong PIN: one C_Login, no retry, every module untouched" ||
-	t_fail "wrong PIN: one C_Login, no retry, every module untouched" \
-		"$(n_calls C_Login) C_Login, $orig untouched"
+tc_single "$(uri nss)"
+tc_bulk "$(uri nss-st)"
+tc_jobs "$(uri nss-st)"
+tc_agent "$(uri nss-st)"
+tc_wrong_pin "$(uri nss-st)"
 t_done

@@ -52,18 +52,24 @@ server_stop() {
 trap 'server_stop; t_cleanup' EXIT
 export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK
 
-"$TOP/tests/lib/mkmodule.sh" "$T/src" "$N" 4 >/dev/null
-mkdir "$T/ref"
-for m in "$T"/src/*.ko; do
-	"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$cert" "$m" "$T/ref/$(basename "$m")"
-done
-# shellcheck source=tests/lib/workset.sh
-. "$TOP/tests/lib/workset.sh"
+# tc_token [SETTING...]: a fresh server whose shim has the settings.
+tc_token() {
+	server "$@"
+}
+tc_ms() {
+	run_ms "$@"
+}
+# shellcheck source=tests/lib/token_cases.sh
+. "$TOP/tests/lib/token_cases.sh"
+tc_refs
 server
 
 # No server address: no token, and the hint names the variable.
 cp "$T/src/mod000.ko" "$T/m.ko"
-P11_KIT_SERVER_ADDRESS='' KBUILD_SIGN_PIN=$PIN run_ms sha256 "$uri" "$cert" "$T/m.ko"
+env -u P11_KIT_SERVER_ADDRESS KBUILD_SIGN_PIN="$PIN" "$MODSIGN" sha256 "$uri" "$cert" "$T/m.ko" \
+	>"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
 expect_fail "P11_KIT_SERVER_ADDRESS unset: no token" 1 \
 	"no token matches token=\"modsign-test\" .*p11-kit-client.so.*; initialised tokens present: 0"
 grep -q "^  hint: p11-kit-client.so shows the tokens of a \"p11-kit server\" at P11_KIT_SERVER_ADDRESS" \
@@ -71,72 +77,15 @@ grep -q "^  hint: p11-kit-client.so shows the tokens of a \"p11-kit server\" at 
 	t_pass "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" ||
 	t_fail "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" "$(cat "$T/out")"
 
-# One module, as sign-file signs it with the PEM key.
-KBUILD_SIGN_PIN=$PIN run_ms sha256 "$uri" "$cert" "$T/m.ko"
-if [ "$rc" -eq 0 ] && same "$T/ref/mod000.ko" "$T/m.ko"; then
-	t_pass "one module: byte-identical to sign-file"
-else
-	t_fail "one module: byte-identical to sign-file" "status $rc" "$(cat "$T/out")"
-fi
-
-# Bulk: every module, one C_Login on the token behind the server.
-fresh
-KBUILD_SIGN_PIN=$PIN run_ms -b sha256 "$uri" "$cert" "$T"/w/*.ko
-count_state
-if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ] &&
-	[ "$(grep -c '^C_Sign rv=CKR_OK' "$LOG")" -eq "$N" ]; then
-	t_pass "-b over $N modules: each sign-file's bytes, one C_Login, one C_Sign each"
-else
-	t_fail "-b over $N modules: each sign-file's bytes, one C_Login" "status $rc, $signed signed," \
-		"$(n_calls C_Login) C_Login, $(n_calls C_Sign) C_Sign" "$(tail -n 5 "$T/out")"
-fi
+tc_single "$uri"
+tc_bulk "$uri"
 # SoftHSM2 behind the server: the session copy of the key is made there.
 [ "$(grep -c '^C_CopyObject rv=CKR_OK' "$LOG")" -ge 1 ] &&
 	t_pass "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" ||
 	t_fail "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" \
 		"$(grep -c '^C_CopyObject' "$LOG") C_CopyObject"
-
-# signers_opened: sessions opened after the C_Login: the signers' beside
-# session 0 (2 under a 3-session limit; `p11-kit remote` opens its own before).
-signers_opened() {
-	sed -n '/^C_Login /,$p' "$LOG" | grep -c '^C_OpenSession rv=CKR_OK'
-}
-# -j above the token's session limit (3 sessions, set in the shim).
-server SLOWTOKEN_MAX_SESSIONS=3
-fresh
-KBUILD_SIGN_PIN=$PIN run_ms -j 8 -r "$T/w" sha256 "$uri" "$cert"
-count_state
-if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && ! grep -q CKR_SESSION_COUNT "$LOG" &&
-	[ "$(n_calls C_Login)" -eq 1 ] && [ "$(signers_opened)" -eq 2 ]; then
-	t_pass "-j 8 over a 3-session limit: all signed, no session refused, one C_Login"
-else
-	t_fail "-j 8 over a 3-session limit: all signed, no session refused, one C_Login" \
-		"status $rc, $signed signed, $(grep -c CKR_SESSION_COUNT "$LOG") CKR_SESSION_COUNT," \
-		"$(signers_opened) sessions opened after the login (want 2)" \
-		"$(tail -n 5 "$T/out")"
-fi
-
-# The agent: one modsign per module, each asking it; one C_Login in all.
-server
-fresh
-mkdir -m 0700 "$T/run"
-cat >"$T/per-module.sh" <<EOF
-#!/bin/sh
-for m in "$T"/w/*.ko; do
-	"$MODSIGN" sha256 '$uri' "$cert" "\$m" || exit 1
-done
-EOF
-chmod +x "$T/per-module.sh"
-KBUILD_SIGN_PIN=$PIN XDG_RUNTIME_DIR=$T/run run_ms agent "$uri" -- "$T/per-module.sh"
-count_state
-if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ] &&
-	[ "$(grep -c '^C_Sign rv=CKR_OK' "$LOG")" -eq "$N" ]; then
-	t_pass "agent, a modsign per module: each sign-file's bytes, one C_Login for all"
-else
-	t_fail "agent, a modsign per module: each sign-file's bytes, one C_Login for all" \
-		"status $rc, $signed signed, $(n_calls C_Login) C_Login, $(n_calls C_Sign) C_Sign" \
-		"$(tail -n 5 "$T/out")"
-fi
+tc_jobs "$uri"
+tc_agent "$uri"
 
 # The link cut mid-run: the server and its `p11-kit remote` killed while a
 # slow bulk run signs. Every module is untouched or signed, no temp file is
@@ -146,8 +95,7 @@ fresh
 KBUILD_SIGN_PIN=$PIN "$MODSIGN" -j 2 -r "$T/w" sha256 "$uri" "$cert" >"$T/out" 2>&1 &
 ms_pid=$!
 for _ in $(seq 200); do
-	n=$(grep -c '^C_Sign rv=CKR_OK' "$LOG" 2>/dev/null)
-	[ "${n:-0}" -ge 10 ] && break
+	[ "$(signs_ok)" -ge 10 ] && break
 	sleep 0.05
 done
 server_stop
@@ -186,12 +134,7 @@ if sshd_setup; then
 	fresh
 	mkdir -m 0700 "$T/remote"
 	rsock=$T/remote/p11.sock
-	renv="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
-	renv="$renv P11_KIT_STRICT=1 P11_KIT_SERVER_ADDRESS=unix:path=$rsock"
-	# Under tests/valgrind/run.sh, $MODSIGN needs its settings on the other side too.
-	for v in MODSIGN_VG_LOGDIR MODSIGN_VG_BIN MODSIGN_TEST_NAME MODSIGN_VG_EXTRA; do
-		[ -n "${!v:-}" ] && renv="$renv $v=${!v}"
-	done
+	renv="$(ssh_env) P11_KIT_SERVER_ADDRESS=unix:path=$rsock"
 	printf '%s\n' "$PIN" >"$T/remote/token.pin"
 	cat >"$T/remote/sign.sh" <<EOF
 #!/bin/sh
@@ -216,15 +159,6 @@ else
 	t_skip "p11-kit remoting over ssh -R" "$sshd_why"
 fi
 
-# A wrong PIN: refused by name, one C_Login, nothing touched.
-server
-fresh
-KBUILD_SIGN_PIN=$WRONG_PIN run_ms -b sha256 "$uri" "$cert" "$T"/w/*.ko
-count_state
-expect_fail "wrong PIN: refused" 1 "C_Login: PIN from KBUILD_SIGN_PIN rejected: CKR_PIN_INCORRECT"
-[ "$(n_calls C_Login)" -eq 1 ] && [ "$orig" -eq "$N" ] &&
-	t_pass "wrong PIN: one C_Login, no retry, every module untouched" ||
-	t_fail "wrong PIN: one C_Login, no retry, every module untouched" \
-		"$(n_calls C_Login) C_Login, $orig untouched"
+tc_wrong_pin "$uri"
 server_stop
 t_done

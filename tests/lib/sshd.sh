@@ -5,6 +5,8 @@
 #                in $sshd_why when it cannot run here (the caller skips)
 #   sshd_stop    kills it (for the caller's EXIT trap)
 #   ssh_t ARGS   ssh with the test's own client settings
+#   ssh_env      the VAR=value words a modsign on the "remote" side needs to
+#                run as here (for `env` in a script run there)
 
 sshd_pid=""
 
@@ -87,4 +89,14 @@ ssh_t() {
 	ssh -F /dev/null -i "$S/id" -o IdentitiesOnly=yes -o BatchMode=yes \
 		-o StrictHostKeyChecking=no -o UserKnownHostsFile="$S/known_hosts" \
 		-o ExitOnForwardFailure=yes -o LogLevel=ERROR -p "$port" "$@"
+}
+
+ssh_env() {
+	local e="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
+	e="$e P11_KIT_STRICT=1"
+	# Under tests/valgrind/run.sh, $MODSIGN needs its settings on the other side too.
+	for v in MODSIGN_VG_LOGDIR MODSIGN_VG_BIN MODSIGN_TEST_NAME MODSIGN_VG_EXTRA; do
+		[ -n "${!v:-}" ] && e="$e $v=${!v}"
+	done
+	echo "$e"
 }
