@@ -30,7 +30,7 @@ ms_p11i_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
 	return p11->fl->C_Login(h, user, p, len);
 }
 
-/* How a locked user PIN is unlocked (PKCS#11 3.0, 5.6: C_InitPIN is the SO's). */
+/* How a locked user PIN is unlocked (PKCS#11 3.0, 5.5: C_InitPIN, by the SO). */
 #define UNLOCK_HINT "the security officer must reset the user PIN (C_InitPIN) to unlock it"
 
 /* The PIN's state as the token's flags say it: locked, or one try left. */
