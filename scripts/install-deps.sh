@@ -2,9 +2,12 @@
 # Installs the Debian packages modsign builds and tests with, when missing,
 # by the names the running release has (Debian 12 bookworm, Debian 13
 # trixie). A second run installs nothing.
-# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
+# Usage: scripts/install-deps.sh [base|tokens|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
 #        (default: base)
-#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl)
+#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl);
+#           includes tokens
+#   tokens  the token tests beyond SoftHSM2 that make check runs: NSS softokn
+#           (tests/integration/token_nss.sh), p11-kit remoting (token_remote.sh)
 #   kernel  make kernel-check and powercut-check: kernel build, busybox
 #           initramfs, qemu, the file systems the power cuts use
 #   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
@@ -32,6 +35,9 @@ fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
 deb="debhelper dpkg-dev fakeroot lintian"
+tokens="libnss3-tools p11-kit"
+# make check runs the token tests: every group with base has them.
+base="$base $tokens"
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -93,6 +99,7 @@ pkgs=""
 for group in "$@"; do
 	case $group in
 	base) pkgs="$pkgs $base" ;;
+	tokens) pkgs="$pkgs $tokens" ;;
 	kernel) pkgs="$pkgs $base $kernel" ;;
 	bench) pkgs="$pkgs $base $bench" ;;
 	fuzz) pkgs="$pkgs $base $fuzz" ;;

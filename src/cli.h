@@ -120,6 +120,15 @@ int ms_cli_version_print(FILE *f);
 struct ms_p11;
 void ms_cli_p11_error(const char *role, const struct ms_p11 *p11, ms_err err);
 /*
+ * ms_cli_p11_login_error() (cli_job.c) - the message for a failed
+ * ms_p11_login() of @p11 under @o: "[<who>: ]C_Login: PIN from <source>
+ * rejected: <CKR_...><tail>" when the token refused the PIN, else as
+ * ms_cli_p11_error() with @who (NULL: "key") as the role, naming
+ * --pin-final-try when the token's last try was spared for want of it.
+ */
+void ms_cli_p11_login_error(const char *who, const struct ms_p11 *p11, ms_err err,
+			    const struct ms_pin *pin, const struct ms_opts *o, const char *tail);
+/*
  * ms_cli_msg_hook_set() - around each line the printers above write to
  * stderr, call @hook->before(ctx) and @hook->after(ctx) on the printing
  * thread (the bulk run clears and redraws its progress line); NULL: none.

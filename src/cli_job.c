@@ -37,20 +37,55 @@ job_hash(struct ms_job *job, const char *arg)
 	return MS_OK;
 }
 
+/* ms_cli_p11_error() with @hint ("" for none) after the failure's detail. */
+static void
+p11_error_hint(const char *role, const struct ms_p11 *p11, ms_err err, const char *hint)
+{
+	const struct ms_p11_fail *f = p11 != NULL ? ms_p11_last_fail(p11) : NULL;
+	char detail[sizeof(f->detail) + 64];
+
+	if (f == NULL || (f->call == NULL && f->detail[0] == '\0')) {
+		ms_cli_error("%s: %s%s", role, ms_err_str(err), hint);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "%s%s", f->detail, hint);
+	if (f->rv != 0) {
+		ms_cli_error_detail(detail, "%s: %s: %s", role,
+				    f->call != NULL ? f->call : "PKCS#11", ms_p11_rv_name(f->rv));
+	} else {
+		ms_cli_error_detail(detail, "%s: %s", role,
+				    f->call != NULL ? f->call : ms_err_str(err));
+	}
+}
+
 void
 ms_cli_p11_error(const char *role, const struct ms_p11 *p11, ms_err err)
 {
-	const struct ms_p11_fail *f = p11 != NULL ? ms_p11_last_fail(p11) : NULL;
+	p11_error_hint(role, p11, err, "");
+}
 
-	if (f == NULL || (f->call == NULL && f->detail[0] == '\0')) {
-		ms_cli_error("%s: %s", role, ms_err_str(err));
-	} else if (f->rv != 0) {
-		ms_cli_error_detail(f->detail, "%s: %s: %s", role,
-				    f->call != NULL ? f->call : "PKCS#11", ms_p11_rv_name(f->rv));
-	} else {
-		ms_cli_error_detail(f->detail, "%s: %s", role,
-				    f->call != NULL ? f->call : ms_err_str(err));
+void
+ms_cli_p11_login_error(const char *who, const struct ms_p11 *p11, ms_err err,
+		       const struct ms_pin *pin, const struct ms_opts *o, const char *tail)
+{
+	const struct ms_p11_fail *f = ms_p11_last_fail(p11);
+	const char *role = who != NULL ? who : "key";
+
+	/* A locked token refused no PIN: its own message says how to unlock it. */
+	if (err == MS_E_PIN && f->rv != 0 && !ms_p11_pin_is_locked(p11)) {
+		ms_cli_error("%s%s%s: PIN from %s rejected: %s%s", who != NULL ? who : "",
+			     who != NULL ? ": " : "", f->call != NULL ? f->call : "C_Login",
+			     pin != NULL && pin->source != NULL ? pin->source : "none",
+			     ms_p11_rv_name(f->rv), tail);
+		return;
 	}
+	/* Refused before any C_Login because one wrong PIN would lock the token. */
+	if (err == MS_E_PIN && f->rv == 0 && !o->allow_final_try &&
+	    ms_p11_pin_is_final_try(p11) && !ms_p11_pin_is_locked(p11)) {
+		p11_error_hint(role, p11, err, "; --pin-final-try spends that last try");
+		return;
+	}
+	ms_cli_p11_error(role, p11, err);
 }
 
 static ms_err
@@ -76,15 +111,7 @@ token_key(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
 	}
 	err = ms_p11_login(p11, pin->is_set ? pin : NULL, flags);
 	if (err != MS_OK) {
-		const struct ms_p11_fail *f = ms_p11_last_fail(p11);
-
-		if (err == MS_E_PIN && f->rv != 0) {
-			ms_cli_error("%s: PIN from %s rejected: %s", f->call != NULL ? f->call : "C_Login",
-				     pin->source != NULL ? pin->source : "none",
-				     ms_p11_rv_name(f->rv));
-		} else {
-			ms_cli_p11_error("key", p11, err);
-		}
+		ms_cli_p11_login_error(NULL, p11, err, pin, o, "");
 		goto out;
 	}
 	err = ms_signer_token_new(p11, out);

@@ -92,22 +92,14 @@ static void
 login_one(struct tok *t)
 {
 	unsigned flags = t->o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
-	const struct ms_p11_fail *f = NULL;
 
 	t->err = ms_p11_login(t->p11, t->pin, flags);
 	if (t->err == MS_OK) {
 		t->is_logged_in = true;
 		return;
 	}
-	f = ms_p11_last_fail(t->p11);
-	if (t->err == MS_E_PIN && f->rv != 0) {
-		ms_cli_error("%s: %s: PIN from %s rejected: %s; no other token is offered it",
-			     t->name, f->call != NULL ? f->call : "C_Login",
-			     t->pin != NULL && t->pin->source != NULL ? t->pin->source : "none",
-			     ms_p11_rv_name(f->rv));
-	} else {
-		ms_cli_p11_error(t->name, t->p11, t->err);
-	}
+	ms_cli_p11_login_error(t->name, t->p11, t->err, t->pin, t->o,
+			       "; no other token is offered it");
 }
 
 /*
@@ -123,8 +115,11 @@ pin_check_one(void *arg)
 
 	t->err = ms_p11_pin_check(t->p11, flags);
 	if (t->err == MS_E_PIN) {
-		ms_cli_error("%s (key %s): %s: refused; no token is offered a PIN", t->name,
-			     t->shown, ms_p11_last_fail(t->p11)->detail);
+		ms_cli_error("%s (key %s): %s: refused; no token is offered a PIN%s", t->name,
+			     t->shown, ms_p11_last_fail(t->p11)->detail,
+			     ms_p11_pin_is_final_try(t->p11) && !t->o->allow_final_try &&
+			     !ms_p11_pin_is_locked(t->p11) ?
+			     " (--pin-final-try spends the last try)" : "");
 	} else if (t->err != MS_OK) {
 		ms_cli_p11_error(t->name, t->p11, t->err);
 	}

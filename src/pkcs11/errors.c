@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Failure records, the safe text helpers that fill their details, and the
- * names and kinds of PKCS#11 return values (CK_RV).
+ * Failure records, the safe text helpers that fill their details, the
+ * names and kinds of PKCS#11 return values (CK_RV), and the hints for
+ * failures whose cause lies outside the token, by module file name.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "p11_internal.h"
@@ -153,4 +155,73 @@ ms_p11i_rv_is_pin_error(CK_RV rv)
 	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
 	       rv == CKR_PIN_LEN_RANGE || rv == CKR_PIN_INVALID ||
 	       rv == CKR_USER_PIN_NOT_INITIALIZED;
+}
+
+/*
+ * Modules whose failure usually has a cause outside the token, and what to
+ * check. @file is a part of the module's file name or p11-kit name.
+ */
+struct module_hint {
+	const char *file;
+	enum ms_p11i_hint_when when;
+	CK_RV rv;		/* C_Initialize's answer, for MS_P11I_HINT_INIT */
+	const char *text;
+};
+
+#define HINT_NSS "NSS's softokn needs init parameters, which a URI cannot carry: " \
+	"name it in a p11-kit module file (nss.module: \"module: <path of libsoftokn3.so>\", " \
+	"\"x-init-reserved: configdir='sql:<NSS DB directory>' certPrefix='' keyPrefix='' " \
+	"secmod='secmod.db' flags=\"; in ~/.config/pkcs11/modules/, or " \
+	"/etc/pkcs11/modules/ for root) and use module-name=nss instead of module-path="
+#define HINT_OCK "openCryptoki fails so when its slot daemon is not running: " \
+	"is pkcsslotd running (systemctl start pkcsslotd)?"
+#define HINT_CLIENT "p11-kit-client.so shows the tokens of a \"p11-kit server\" at " \
+	"P11_KIT_SERVER_ADDRESS: is that set here (unix:path=<socket>) and the server running?"
+
+static const struct module_hint module_hints[] = {
+	{ "softokn3", MS_P11I_HINT_INIT, CKR_ARGUMENTS_BAD, HINT_NSS },
+	{ "opencryptoki", MS_P11I_HINT_INIT, CKR_HOST_MEMORY, HINT_OCK },
+	{ "opencryptoki", MS_P11I_HINT_INIT, CKR_FUNCTION_FAILED, HINT_OCK },
+	{ "PKCS11_API", MS_P11I_HINT_INIT, CKR_HOST_MEMORY, HINT_OCK },
+	{ "PKCS11_API", MS_P11I_HINT_INIT, CKR_FUNCTION_FAILED, HINT_OCK },
+	{ "p11-kit-client", MS_P11I_HINT_INIT, CKR_OK, HINT_CLIENT },
+	{ "p11-kit-client", MS_P11I_HINT_NO_TOKEN, CKR_OK, HINT_CLIENT },
+};
+
+/* Whether @part is in the module's p11-kit name or file basename. */
+static bool
+module_is(CK_FUNCTION_LIST *fl, const char *part)
+{
+	char *name = p11_kit_module_get_name(fl);
+	char *file = p11_kit_module_get_filename(fl);
+	const char *base = file;
+	bool is_match = false;
+
+	if (file != NULL && strrchr(file, '/') != NULL) {
+		base = strrchr(file, '/') + 1;
+	}
+	is_match = (name != NULL && strstr(name, part) != NULL) ||
+		   (base != NULL && strstr(base, part) != NULL);
+	free(name);
+	free(file);
+	return is_match;
+}
+
+void
+ms_p11i_hint_append(struct ms_p11_fail *f, CK_FUNCTION_LIST *fl, enum ms_p11i_hint_when when,
+		    CK_RV rv)
+{
+	for (size_t i = 0; i < sizeof(module_hints) / sizeof(module_hints[0]); i++) {
+		const struct module_hint *h = &module_hints[i];
+
+		if (h->when != when || !module_is(fl, h->file)) {
+			continue;
+		}
+		/* CKR_OK in an INIT entry: whatever C_Initialize answered. */
+		if (when == MS_P11I_HINT_INIT && h->rv != CKR_OK && h->rv != rv) {
+			continue;
+		}
+		ms_p11i_fail_append(f, "\n  hint: %s", h->text);
+		return;
+	}
 }

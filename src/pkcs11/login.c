@@ -30,6 +30,9 @@ ms_p11i_call_login(struct ms_p11 *p11, CK_SESSION_HANDLE h, CK_USER_TYPE user,
 	return p11->fl->C_Login(h, user, p, len);
 }
 
+/* How a locked user PIN is unlocked (PKCS#11 3.0, 5.5: C_InitPIN, by the SO). */
+#define UNLOCK_HINT "the security officer must reset the user PIN (C_InitPIN) to unlock it"
+
 /* The PIN's state as the token's flags say it: locked, or one try left. */
 static ms_err
 pin_state_check(struct ms_p11 *p11, CK_FLAGS tf, unsigned flags)
@@ -37,7 +40,7 @@ pin_state_check(struct ms_p11 *p11, CK_FLAGS tf, unsigned flags)
 	if ((tf & CKF_USER_PIN_LOCKED) != 0) {
 		ms_p11i_fail_set(&p11->fail, "C_GetTokenInfo", CKR_OK,
 				 "token \"%s\": user PIN is locked (CKF_USER_PIN_LOCKED); "
-				 "no login tried", p11->token_label);
+				 "no login tried; " UNLOCK_HINT, p11->token_label);
 		return MS_E_PIN;
 	}
 	if ((tf & CKF_USER_PIN_FINAL_TRY) != 0 && (flags & MS_P11_LOGIN_ALLOW_FINAL_TRY) == 0) {
@@ -50,10 +53,52 @@ pin_state_check(struct ms_p11 *p11, CK_FLAGS tf, unsigned flags)
 }
 
 /*
+ * A PKCS#11 PIN length limit (PKCS#11 3.0, 3.2): 0 (CK_EFFECTIVELY_INFINITE)
+ * or CK_UNAVAILABLE_INFORMATION state none.
+ */
+static bool
+len_limit_is_set(CK_ULONG n)
+{
+	return n != CK_EFFECTIVELY_INFINITE && n != CK_UNAVAILABLE_INFORMATION;
+}
+
+/*
+ * A PIN outside [ulMinPinLen, ulMaxPinLen] is one the token cannot accept:
+ * openCryptoki counts a longer one as a wrong try. The message names the
+ * limits and the PIN's source, never the PIN or its length.
+ */
+static ms_err
+pin_len_check(struct ms_p11 *p11, const struct ms_pin *pin, const CK_TOKEN_INFO *info)
+{
+	bool has_min = len_limit_is_set(info->ulMinPinLen);
+	bool has_max = len_limit_is_set(info->ulMaxPinLen);
+	bool is_short = has_min && pin->len < info->ulMinPinLen;
+	bool is_long = has_max && pin->len > info->ulMaxPinLen;
+
+	if (!is_short && !is_long) {
+		return MS_OK;
+	}
+	ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
+			 "the PIN from %s is %s than token \"%s\" allows (",
+			 pin->source != NULL ? pin->source : "the caller",
+			 is_short ? "shorter" : "longer", p11->token_label);
+	if (has_min) {
+		ms_p11i_fail_append(&p11->fail, "ulMinPinLen %lu%s", info->ulMinPinLen,
+				    has_max ? ", " : "");
+	}
+	if (has_max) {
+		ms_p11i_fail_append(&p11->fail, "ulMaxPinLen %lu", info->ulMaxPinLen);
+	}
+	ms_p11i_fail_append(&p11->fail, " bytes); not offered to it");
+	return MS_E_PIN;
+}
+
+/*
  * Refuses, before any C_Login, what the token info says cannot end well.
  * An empty PIN, or one shorter than ulMinPinLen, would only spend one of
  * the token's tries (SoftHSM2 counts it; a 3-try card locks after two
- * stray Enters and a typo): it is never sent. A PIN pad token gets no PIN.
+ * stray Enters and a typo): it is never sent, nor one longer than
+ * ulMaxPinLen. A PIN pad token gets no PIN.
  */
 static ms_err
 login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
@@ -80,13 +125,7 @@ login_precheck(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags,
 				 p11->token_label);
 		return MS_E_PIN;
 	}
-	/* PKCS#11 3.0, 3.2: CK_UNAVAILABLE_INFORMATION when the token won't say. */
-	if (info->ulMinPinLen != CK_UNAVAILABLE_INFORMATION && pin->len < info->ulMinPinLen) {
-		ms_p11i_fail_set(&p11->fail, "C_Login", CKR_OK,
-				 "the PIN from %s is shorter than token \"%s\" allows "
-				 "(ulMinPinLen %lu); not offered to it",
-				 pin->source != NULL ? pin->source : "the caller", p11->token_label,
-				 info->ulMinPinLen);
+	if (pin_len_check(p11, pin, info) != MS_OK) {
 		return MS_E_PIN;
 	}
 	return MS_OK;
@@ -155,6 +194,14 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 		p11->login_done = true;
 		return MS_OK;
 	}
+	if (rv == CKR_PIN_LOCKED) {
+		/* Locked by earlier tries, or by this one: either way not "rejected". */
+		atomic_store(&p11->pin_rejected, true);
+		ms_p11i_fail_set(&p11->fail, "C_Login", rv,
+				 "token \"%s\" is locked: its user PIN is blocked; " UNLOCK_HINT,
+				 p11->token_label);
+		return MS_E_PIN;
+	}
 	if (ms_p11i_rv_is_pin_error(rv)) {
 		atomic_store(&p11->pin_rejected, true);
 		ms_p11i_fail_set(&p11->fail, "C_Login", rv, "token \"%s\" refused the PIN from %s",
@@ -185,6 +232,24 @@ ms_p11_pin_check(struct ms_p11 *p11, unsigned flags)
 		return MS_OK;
 	}
 	return pin_state_check(p11, info.flags, flags);
+}
+
+bool
+ms_p11_pin_is_locked(const struct ms_p11 *p11)
+{
+	if (p11 == NULL || !p11->has_token) {
+		return false;
+	}
+	return p11->fail.rv == CKR_PIN_LOCKED || (p11->token_flags & CKF_USER_PIN_LOCKED) != 0;
+}
+
+bool
+ms_p11_pin_is_final_try(const struct ms_p11 *p11)
+{
+	if (p11 == NULL || !p11->has_token) {
+		return false;
+	}
+	return (p11->token_flags & CKF_USER_PIN_FINAL_TRY) != 0;
 }
 
 bool

@@ -97,6 +97,7 @@ load_path(struct ms_p11 *p11, const char *path)
 	rv = p11_kit_module_initialize(m->fl);
 	if (rv != CKR_OK) {
 		ms_p11i_fail_set(&p11->fail, "C_Initialize", rv, "module %s", m->name);
+		ms_p11i_hint_append(&p11->fail, m->fl, MS_P11I_HINT_INIT, rv);
 		return MS_E_TOKEN;
 	}
 	m->is_init = true;
@@ -134,6 +135,7 @@ load_named(struct ms_p11 *p11, const char *want)
 		rv = p11_kit_module_initialize(m->fl);
 		if (rv != CKR_OK) {
 			ms_p11i_fail_set(&p11->fail, "C_Initialize", rv, "module %s", m->name);
+			ms_p11i_hint_append(&p11->fail, m->fl, MS_P11I_HINT_INIT, rv);
 			return MS_E_TOKEN;
 		}
 		m->is_init = true;

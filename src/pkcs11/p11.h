@@ -131,6 +131,19 @@ bool ms_p11_same_token(const struct ms_p11 *a, const struct ms_p11 *b);
  */
 bool ms_p11_needs_pin(const struct ms_p11 *p11);
 
+/**
+ * ms_p11_pin_is_locked() - whether the token's user PIN is locked: C_Login
+ * returned CKR_PIN_LOCKED, or the flags last read say CKF_USER_PIN_LOCKED.
+ * Then no PIN was refused: a message says "locked", not "rejected".
+ */
+bool ms_p11_pin_is_locked(const struct ms_p11 *p11);
+
+/**
+ * ms_p11_pin_is_final_try() - whether the token's flags, as last read, say
+ * one wrong PIN locks it (CKF_USER_PIN_FINAL_TRY).
+ */
+bool ms_p11_pin_is_final_try(const struct ms_p11 *p11);
+
 #define MS_P11_LOGIN_ALLOW_FINAL_TRY 1u
 
 /**
@@ -138,7 +151,9 @@ bool ms_p11_needs_pin(const struct ms_p11 *p11);
  * protected authentication path (PIN pad) or skips the login when the token
  * needs none. Refuses (MS_E_PIN, no C_Login call) when the token flags say
  * CKF_USER_PIN_LOCKED, or CKF_USER_PIN_FINAL_TRY without
- * MS_P11_LOGIN_ALLOW_FINAL_TRY in @flags. A rejected PIN is never retried.
+ * MS_P11_LOGIN_ALLOW_FINAL_TRY in @flags, and a PIN that is empty or
+ * outside the token's [ulMinPinLen, ulMaxPinLen]. A rejected PIN is never
+ * retried.
  * The context keeps @pin (not a copy) for context-specific logins of
  * CKA_ALWAYS_AUTHENTICATE keys: it must stay valid until ms_p11_close().
  * Return: MS_OK, MS_E_PIN (rejected, locked, final try, missing), MS_E_TOKEN.

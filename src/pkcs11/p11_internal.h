@@ -122,6 +122,21 @@ void ms_p11i_hex(char *dst, size_t cap, const uint8_t *src, size_t len);
 /* Whether @rv says the token refused the PIN (C_Login). */
 bool ms_p11i_rv_is_pin_error(CK_RV rv);
 
+/* When a failure may have a cause outside the token (ms_p11i_hint_append()). */
+enum ms_p11i_hint_when {
+	MS_P11I_HINT_INIT = 1,		/* C_Initialize failed with @rv */
+	MS_P11I_HINT_NO_TOKEN,		/* the module showed no matching token */
+};
+/*
+ * Appends to @f a "\n  hint: ..." line on what to check outside the token
+ * when module @fl is one whose such failure usually has a cause there
+ * (NSS's softokn without init parameters, openCryptoki without pkcsslotd,
+ * p11-kit-client.so without a server); nothing for other modules. The
+ * hints live in one table in errors.c, keyed by module file name.
+ */
+void ms_p11i_hint_append(struct ms_p11_fail *f, CK_FUNCTION_LIST *fl,
+			 enum ms_p11i_hint_when when, CK_RV rv);
+
 /* uri.c */
 ms_err ms_p11i_uri_parse(struct ms_p11 *p11, const char *uri) MS_MUST_CHECK;
 void ms_p11i_uri_describe(struct ms_p11 *p11, struct ms_p11_fail *f);

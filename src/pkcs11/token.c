@@ -310,6 +310,9 @@ report_search(struct ms_p11 *p11, const struct token_search *s, const struct ms_
 			list_token(p11, f, &s->seen[i]);
 		}
 		ms_p11i_fail_append(f, "%s", notes->detail);
+		for (size_t i = 0; i < p11->n_mods; i++) {
+			ms_p11i_hint_append(f, p11->mods[i].fl, MS_P11I_HINT_NO_TOKEN, CKR_OK);
+		}
 		return MS_E_NOTFOUND;
 	}
 	return report_choice(p11, s);

@@ -14,14 +14,14 @@ t_token
 # shellcheck source=tests/lib/agent.sh
 . "$TOP/tests/lib/agent.sh"
 agent_setup
-S=$T/ssh
-mkdir -p "$S" "$T/remote"
+# shellcheck source=tests/lib/sshd.sh
+. "$TOP/tests/lib/sshd.sh"
+mkdir -p "$T/remote"
 chmod 0700 "$T/remote"
-sshd_pid=""
 # A second forwarding in a directory nobody may enter, for the client's peer check.
 PUB=$(mktemp -d /tmp/modsign-ssh-pub.XXXXXX)
 chmod 0755 "$PUB"
-trap '[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null; rm -rf "$PUB"; agent_cleanup; t_cleanup' EXIT
+trap 'sshd_stop; rm -rf "$PUB"; agent_cleanup; t_cleanup' EXIT
 
 skip() {
 	t_skip "agent over ssh" "$1"
@@ -29,66 +29,8 @@ skip() {
 	exit $?
 }
 
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
-[ -x "$SSHD" ] && command -v ssh >/dev/null && command -v ssh-keygen >/dev/null ||
-	skip "no OpenSSH server or client (scripts/install-deps.sh installs openssh-server)"
-[ "$(id -u)" -eq 0 ] || skip "sshd logs in only the user it runs as when not root; run as root"
-# sshd's privilege separation wants its empty directory, which the package's service makes.
-[ -d /run/sshd ] || mkdir -p -m 0755 /run/sshd 2>/dev/null || skip "no /run/sshd"
-
-ssh-keygen -q -t ed25519 -N '' -f "$S/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$S/id" ||
-	skip "ssh-keygen failed"
-cp "$S/id.pub" "$S/authorized_keys"
-start_sshd() {
-	port=$1
-	cat >"$S/sshd_config" <<EOF
-Port $port
-ListenAddress 127.0.0.1
-HostKey $S/host_key
-PidFile $S/sshd.pid
-AuthorizedKeysFile $S/authorized_keys
-StrictModes no
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-UsePAM no
-AllowStreamLocalForwarding yes
-StreamLocalBindUnlink yes
-StreamLocalBindMask 0177
-LogLevel ERROR
-EOF
-	"$SSHD" -f "$S/sshd_config" -D -e 2>"$S/sshd.log" &
-	sshd_pid=$!
-	for _ in $(seq 1 50); do
-		grep -q "Address already in use" "$S/sshd.log" && return 1
-		kill -0 "$sshd_pid" 2>/dev/null || return 1
-		ssh-keyscan -p "$port" 127.0.0.1 >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-started=""
-for _ in 1 2 3 4 5; do
-	port=$((20000 + RANDOM % 40000))
-	if start_sshd "$port"; then
-		started=yes
-		break
-	fi
-	kill "$sshd_pid" 2>/dev/null
-	wait "$sshd_pid" 2>/dev/null
-	sshd_pid=""
-done
-[ -n "$started" ] || skip "sshd did not start: $(head -n 3 "$S/sshd.log")"
+sshd_setup || skip "$sshd_why"
 t_pass "sshd on 127.0.0.1:$port with its own config, host key and user key"
-
-# ssh ARGS...: the test's own client settings, nothing from ~/.ssh.
-ssh_t() {
-	ssh -F /dev/null -i "$S/id" -o IdentitiesOnly=yes -o BatchMode=yes \
-		-o StrictHostKeyChecking=no -o UserKnownHostsFile="$S/known_hosts" \
-		-o ExitOnForwardFailure=yes -o LogLevel=ERROR -p "$port" "$@"
-}
-ssh_t root@127.0.0.1 true >"$T/out" 2>&1 || skip "cannot log in to the test sshd: $(cat "$T/out")"
 
 # The agent on "this" machine, holding the token key.
 "$TOP/tests/lib/mkmodule.sh" "$T/remote/mods" 12 2 >/dev/null
@@ -104,12 +46,7 @@ SLOWTOKEN_LOG=$T/calls.log daemon --log "$T/audit.log" "$SLOW" ||
 # On the "remote" side: the forwarded socket, and modsign runs that know only
 # it (the sanitizer settings of the test build passed along, no PIN).
 remote_sock=$T/remote/agent.sock
-remote_env="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
-remote_env="$remote_env P11_KIT_STRICT=1 MODSIGN_AGENT_SOCK=$remote_sock"
-# Under tests/valgrind/run.sh, $MODSIGN needs its settings on the other side too.
-for v in MODSIGN_VG_LOGDIR MODSIGN_VG_BIN MODSIGN_TEST_NAME MODSIGN_VG_EXTRA; do
-	[ -n "${!v:-}" ] && remote_env="$remote_env $v=${!v}"
-done
+remote_env="$(ssh_env) MODSIGN_AGENT_SOCK=$remote_sock"
 # What nobody needs on the remote side: the forwarded socket made reachable
 # (0666 in a 0755 directory), a module of its own, the certificate, the binary.
 NOBODY=$(id -u nobody 2>/dev/null || echo 65534)

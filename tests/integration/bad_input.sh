@@ -241,4 +241,32 @@ for how in single -b; do
 			"exit $rc" "$(cat "$T/out")"
 	fi
 done
+
+# Issue 27, item 4: a failure whose usual cause is outside the token gets a
+# hint, by module file name. openCryptoki answers C_Initialize with
+# CKR_HOST_MEMORY when pkcsslotd is not running; tests/slowtoken, copied
+# under openCryptoki's file name, gives that answer (its .conf) and SoftHSM2
+# stands behind it. The same answer from a module of another name: no hint.
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
+mkdir "$T/ock"
+for name in libopencryptoki.so other.so; do
+	cp "$SHIM" "$T/ock/$name"
+	echo "SLOWTOKEN_FAULT=C_Initialize:1:CKR_HOST_MEMORY" >"$T/ock/$name.conf"
+	cp "$mod" "$T/m.ko"
+	run_ms sha256 "pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$T/ock/$name" \
+		"$cert" "$T/m.ko"
+	expect_fail "C_Initialize CKR_HOST_MEMORY from $name: named" 1 \
+		"C_Initialize: CKR_HOST_MEMORY: module $name"
+	if [ "$name" = libopencryptoki.so ]; then
+		grep -q "^  hint: openCryptoki .*is pkcsslotd running" "$T/out" &&
+			t_pass "openCryptoki's CKR_HOST_MEMORY: is pkcsslotd running?" ||
+			t_fail "openCryptoki's CKR_HOST_MEMORY: is pkcsslotd running?" "$(cat "$T/out")"
+	else
+		grep -q "hint:" "$T/out" && t_fail "another module's CKR_HOST_MEMORY: no hint" \
+			"$(cat "$T/out")" || t_pass "another module's CKR_HOST_MEMORY: no hint"
+	fi
+	untouched "C_Initialize CKR_HOST_MEMORY from $name"
+done
 t_done

@@ -42,7 +42,7 @@ for how in "KBUILD_SIGN_PIN=" "KBUILD_SIGN_PIN=abc" "pin-value=" "pin-source=fil
 	esac
 	rc=$?
 	cat "$T/out" >>"$MS_LOG"
-	expect_fail "$how: refused" 1 "C_Login: the PIN from .* is \(empty\|shorter than token \"modsign-test\" allows (ulMinPinLen 4)\)"
+	expect_fail "$how: refused" 1 "C_Login: the PIN from .* is \(empty\|shorter than token \"modsign-test\" allows (ulMinPinLen 4, ulMaxPinLen 255 bytes)\)"
 	if [ "$(logins "$T/st$n.log")" = 0 ]; then
 		t_pass "$how: no C_Login"
 	else
@@ -55,6 +55,65 @@ if [ "$(token_flags)" = "$flags_before" ]; then
 else
 	t_fail "the token counted no wrong try" "before: $flags_before" "after: $(token_flags)"
 fi
+
+# Issue 27, item 1: a PIN longer than ulMaxPinLen (SoftHSM2: 255) is never
+# sent either (openCryptoki counts one as a wrong try): the limits and the
+# PIN's source are named, the PIN is not.
+long_pin=$(printf 'L%.0s' $(seq 256))
+: >"$T/st-long.log"
+cp "$mod" "$T/m.ko"
+KBUILD_SIGN_PIN=$long_pin SLOWTOKEN_LOG=$T/st-long.log run_ms sha256 "$st_uri" "$cert" "$T/m.ko"
+expect_fail "PIN over ulMaxPinLen: refused, limits and source named" 1 \
+	"C_Login: the PIN from KBUILD_SIGN_PIN is longer than token \"modsign-test\" allows (ulMinPinLen 4, ulMaxPinLen 255 bytes); not offered to it"
+if [ "$(logins "$T/st-long.log")" = 0 ] && same "$mod" "$T/m.ko" && ! grep -q LLLL "$T/out"; then
+	t_pass "PIN over ulMaxPinLen: no C_Login, module untouched, PIN not shown"
+else
+	t_fail "PIN over ulMaxPinLen: no C_Login, module untouched, PIN not shown" \
+		"$(logins "$T/st-long.log") C_Login" "$(cat "$T/out")"
+fi
+
+# Issue 27, item 2: C_Login answering CKR_PIN_LOCKED refused no PIN: the
+# message says the token is locked and how it is unlocked.
+: >"$T/st-lock.log"
+cp "$mod" "$T/m.ko"
+KBUILD_SIGN_PIN=$PIN SLOWTOKEN_FAULT=C_Login:1:CKR_PIN_LOCKED SLOWTOKEN_LOG=$T/st-lock.log \
+	run_ms sha256 "$st_uri" "$cert" "$T/m.ko"
+expect_fail "C_Login CKR_PIN_LOCKED: the token is locked, the SO resets the PIN" 1 \
+	"C_Login: CKR_PIN_LOCKED: token \"modsign-test\" is locked: .*security officer must reset the user PIN"
+if ! grep -q "rejected" "$T/out" && [ "$(logins "$T/st-lock.log")" = 1 ] &&
+	same "$mod" "$T/m.ko"; then
+	t_pass "C_Login CKR_PIN_LOCKED: not called rejected, one C_Login, module untouched"
+else
+	t_fail "C_Login CKR_PIN_LOCKED: not called rejected, one C_Login, module untouched" \
+		"$(logins "$T/st-lock.log") C_Login" "$(cat "$T/out")"
+fi
+# The token's flags say locked: no C_Login, and the same way out.
+: >"$T/st-lock.log"
+KBUILD_SIGN_PIN=$PIN SLOWTOKEN_PIN_FLAGS=LOCKED SLOWTOKEN_LOG=$T/st-lock.log \
+	run_ms sha256 "$st_uri" "$cert" "$T/m.ko"
+expect_fail "CKF_USER_PIN_LOCKED: refused, the SO resets the PIN" 1 \
+	"CKF_USER_PIN_LOCKED); no login tried; the security officer must reset the user PIN"
+[ "$(logins "$T/st-lock.log")" = 0 ] && t_pass "CKF_USER_PIN_LOCKED: no C_Login" ||
+	t_fail "CKF_USER_PIN_LOCKED: no C_Login" "$(logins "$T/st-lock.log") C_Login"
+
+# Issue 27, item 3: a token on its last try is refused with no C_Login, and
+# the message names the one option that spends that try.
+: >"$T/st-final.log"
+KBUILD_SIGN_PIN=$PIN SLOWTOKEN_PIN_FLAGS=FINAL_TRY SLOWTOKEN_LOG=$T/st-final.log \
+	run_ms sha256 "$st_uri" "$cert" "$T/m.ko"
+expect_fail "CKF_USER_PIN_FINAL_TRY: refused, --pin-final-try named" 1 \
+	"(CKF_USER_PIN_FINAL_TRY); no login tried; --pin-final-try spends that last try"
+[ "$(logins "$T/st-final.log")" = 0 ] && same "$mod" "$T/m.ko" &&
+	t_pass "CKF_USER_PIN_FINAL_TRY: no C_Login, module untouched" ||
+	t_fail "CKF_USER_PIN_FINAL_TRY: no C_Login, module untouched" \
+		"$(logins "$T/st-final.log") C_Login"
+: >"$T/st-final.log"
+KBUILD_SIGN_PIN=$PIN SLOWTOKEN_PIN_FLAGS=FINAL_TRY SLOWTOKEN_LOG=$T/st-final.log \
+	run_ms --pin-final-try sha256 "$st_uri" "$cert" "$T/m.ko"
+[ "$rc" -eq 0 ] && [ "$(logins "$T/st-final.log")" = 1 ] &&
+	t_pass "CKF_USER_PIN_FINAL_TRY with --pin-final-try: signed with one C_Login" ||
+	t_fail "CKF_USER_PIN_FINAL_TRY with --pin-final-try: signed with one C_Login" "status $rc" \
+		"$(cat "$T/out")"
 
 # The right PIN: one C_Login, and the module is signed.
 export SLOWTOKEN_LOG=$T/st-ok.log

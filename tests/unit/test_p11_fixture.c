@@ -201,6 +201,9 @@ wrap_token_info(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 		if (p11t_wrap.set_min_pin_len) {
 			info->ulMinPinLen = p11t_wrap.min_pin_len;
 		}
+		if (p11t_wrap.set_max_pin_len) {
+			info->ulMaxPinLen = p11t_wrap.max_pin_len;
+		}
 	}
 	return rv;
 }

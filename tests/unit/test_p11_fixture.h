@@ -51,6 +51,8 @@ struct p11t_wrap {
 	CK_ULONG max_sessions;		/* replaces ulMaxSessionCount unless 0 */
 	bool set_min_pin_len;		/* min_pin_len replaces ulMinPinLen */
 	CK_ULONG min_pin_len;
+	bool set_max_pin_len;		/* max_pin_len replaces ulMaxPinLen */
+	CK_ULONG max_pin_len;
 	CK_ATTRIBUTE_TYPE attr_type;	/* attribute attr_mode applies to */
 	int attr_mode;
 	CK_ULONG sign_len_add;		/* C_Sign claims cap + this many bytes */

@@ -306,6 +306,49 @@ MS_TEST(p11_login_empty_or_short_pin_not_sent)
 }
 
 /*
+ * Issue 27: a PIN longer than ulMaxPinLen is refused without a C_Login
+ * (openCryptoki counts one as a wrong try); 0 and CK_UNAVAILABLE_INFORMATION
+ * state no limit. The message names both limits, never the PIN.
+ */
+MS_TEST(p11_login_long_pin_not_sent)
+{
+	static const CK_ULONG no_limit[] = { CK_EFFECTIVELY_INFINITE, CK_UNAVAILABLE_INFORMATION };
+	const size_t len = sizeof(P11T_PIN) - 1;
+	struct ms_p11 *p11;
+	struct ms_pin pin;
+	CK_TOKEN_INFO info;
+
+	p11t_token();
+	p11 = p11t_open(P11T_TOKEN P11T_URI_PATH);
+	p11t_wrap_install(p11);
+	CHECK(p11->fl->C_GetTokenInfo(p11->slot, &info) == CKR_OK);
+	CHECK_EQ(info.ulMaxPinLen, 255);		/* SoftHSM2's */
+	p11t_wrap.set_max_pin_len = true;
+	p11t_wrap.max_pin_len = len - 1;
+	p11t_pin(&pin, P11T_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
+	CHECK_STR_EQ(ms_p11_last_fail(p11)->call, "C_Login");
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, "PIN from test is longer than token") != NULL);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail,
+		     "(ulMinPinLen 4, ulMaxPinLen 3 bytes)") != NULL);
+	CHECK(strstr(ms_p11_last_fail(p11)->detail, P11T_PIN) == NULL);
+	CHECK(p11t_wrap.n_login == 0);
+	for (size_t i = 0; i < sizeof(no_limit) / sizeof(no_limit[0]); i++) {
+		p11t_wrap.max_pin_len = no_limit[i];
+		p11t_pin(&pin, "123");	/* still under the minimum, named alone */
+		CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_E_PIN);
+		CHECK(strstr(ms_p11_last_fail(p11)->detail, "(ulMinPinLen 4 bytes)") != NULL);
+		CHECK(p11t_wrap.n_login == 0);
+	}
+	/* A maximum the PIN meets exactly is no reason to hold it back. */
+	p11t_wrap.max_pin_len = len;
+	p11t_pin(&pin, P11T_PIN);
+	CHECK_ERR(ms_p11_login(p11, &pin, 0), MS_OK);
+	CHECK(p11t_wrap.n_login == 1);
+	p11t_done(p11);
+}
+
+/*
  * Issue 12: a URI without token= and two tokens, of which one holds the
  * key. The other shows nothing without a login: the one that shows the
  * key's public half is taken, and only it is logged in to.

@@ -1,0 +1,164 @@
+#!/bin/bash
+# p11-kit remoting (issue 27, item 6): the test's SoftHSM2 token exported by
+# `p11-kit server` on a Unix socket in $T, signed with through the client
+# module p11-kit-client.so (module-path=, P11_KIT_SERVER_ADDRESS). The
+# server's provider is tests/slowtoken over SoftHSM2, so that the token
+# side's calls are counted (SLOWTOKEN_LOG) and faults and a session limit
+# set; the server runs one `p11-kit remote` per connection, which loads a
+# fresh copy of the shim that reads its settings from $SHIM_R.conf.
+. "$(dirname "$0")/../lib/common.sh"
+t_setup
+t_token
+# shellcheck source=tests/lib/slowtoken.sh
+. "$TOP/tests/lib/slowtoken.sh"
+t_slowtoken
+CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
+if [ ! -e "$CLIENT" ] || ! p11-kit server --help >/dev/null 2>&1; then
+	t_skip "p11-kit remoting" "p11-kit or p11-kit-modules not installed (scripts/install-deps.sh)"
+	t_done
+	exit
+fi
+cert=$DATA/rsa2048.x509.der
+N=50
+SOCK=$T/p11.sock
+LOG=$T/st.log
+SHIM_R=$T/st-r.so
+cp "$SHIM" "$SHIM_R"
+uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$CLIENT"
+SERVER_PID=""
+
+# server [SETTING...]: (re)start the server; the shim copy gets the settings
+# and logs to $LOG.
+server() {
+	server_stop
+	printf '%s\n' "SLOWTOKEN_LOG=$LOG" "$@" >"$SHIM_R.conf"
+	rm -f "$SOCK"
+	p11-kit server -f -n "$SOCK" --provider "$SHIM_R" "pkcs11:token=modsign-test" \
+		>"$T/server.out" 2>>"$T/server.err" &
+	SERVER_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.05
+	done
+	t_fail "p11-kit server started" "$(cat "$T/server.err")"
+}
+# server_stop: the server and the `p11-kit remote` it runs per connection.
+server_stop() {
+	[ -n "$SERVER_PID" ] || return 0
+	kill $(pgrep -P "$SERVER_PID") "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+	SERVER_PID=""
+}
+trap 'server_stop; t_cleanup' EXIT
+export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK
+
+# tc_token [SETTING...]: a fresh server whose shim has the settings.
+tc_token() {
+	server "$@"
+}
+tc_ms() {
+	run_ms "$@"
+}
+# shellcheck source=tests/lib/token_cases.sh
+. "$TOP/tests/lib/token_cases.sh"
+tc_refs
+server
+
+# No server address: no token, and the hint names the variable.
+cp "$T/src/mod000.ko" "$T/m.ko"
+env -u P11_KIT_SERVER_ADDRESS KBUILD_SIGN_PIN="$PIN" "$MODSIGN" sha256 "$uri" "$cert" "$T/m.ko" \
+	>"$T/out" 2>&1
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+expect_fail "P11_KIT_SERVER_ADDRESS unset: no token" 1 \
+	"no token matches token=\"modsign-test\" .*p11-kit-client.so.*; initialised tokens present: 0"
+grep -q "^  hint: p11-kit-client.so shows the tokens of a \"p11-kit server\" at P11_KIT_SERVER_ADDRESS" \
+	"$T/out" && same "$T/src/mod000.ko" "$T/m.ko" &&
+	t_pass "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" ||
+	t_fail "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" "$(cat "$T/out")"
+
+tc_single "$uri"
+tc_bulk "$uri"
+# SoftHSM2 behind the server: the session copy of the key is made there.
+[ "$(grep -c '^C_CopyObject rv=CKR_OK' "$LOG")" -ge 1 ] &&
+	t_pass "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" ||
+	t_fail "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" \
+		"$(grep -c '^C_CopyObject' "$LOG") C_CopyObject"
+tc_jobs "$uri"
+tc_agent "$uri"
+
+# The link cut mid-run: the server and its `p11-kit remote` killed while a
+# slow bulk run signs. Every module is untouched or signed, no temp file is
+# left, and after the server is back --skip-signed finishes the rest.
+server SLOWTOKEN_SIGN_MS=40
+fresh
+KBUILD_SIGN_PIN=$PIN "$MODSIGN" -j 2 -r "$T/w" sha256 "$uri" "$cert" >"$T/out" 2>&1 &
+ms_pid=$!
+for _ in $(seq 200); do
+	[ "$(signs_ok)" -ge 10 ] && break
+	sleep 0.05
+done
+server_stop
+wait "$ms_pid"
+rc=$?
+cat "$T/out" >>"$MS_LOG"
+count_state
+left=$(find "$T/w" -type f ! -name '*.ko')
+if [ "$rc" -eq 1 ] && [ -z "$broken" ] && [ -z "$left" ] && [ "$signed" -ge 10 ] &&
+	[ "$orig" -ge 1 ]; then
+	t_pass "link cut mid-run: exit 1; $signed signed, $orig untouched, none torn, no temp file"
+else
+	t_fail "link cut mid-run: every module untouched or signed, no temp file" \
+		"status $rc, $signed signed, $orig untouched, torn:$broken, left: $left" \
+		"$(tail -n 8 "$T/out")"
+fi
+grep -q "signing failed: C_Sign\(Init\)\?: CKR_" "$T/out" &&
+	t_pass "link cut mid-run: the failing call is named" ||
+	t_fail "link cut mid-run: the failing call is named" "$(tail -n 8 "$T/out")"
+server
+KBUILD_SIGN_PIN=$PIN run_ms --skip-signed -j 2 -r "$T/w" sha256 "$uri" "$cert"
+count_state
+[ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] &&
+	t_pass "link back: --skip-signed signs the rest; every module sign-file's bytes" ||
+	t_fail "link back: --skip-signed signs the rest" "status $rc, $signed signed" \
+		"$(tail -n 5 "$T/out")"
+
+# Over ssh, as p11-kit's remoting is meant to be used: the server's socket
+# forwarded with `ssh -R` to a loopback sshd, the client on the "remote"
+# side knowing only the forwarded socket (and the PIN, from a file).
+# shellcheck source=tests/lib/sshd.sh
+. "$TOP/tests/lib/sshd.sh"
+trap 'server_stop; sshd_stop; t_cleanup' EXIT
+if sshd_setup; then
+	server
+	fresh
+	mkdir -m 0700 "$T/remote"
+	rsock=$T/remote/p11.sock
+	renv="$(ssh_env) P11_KIT_SERVER_ADDRESS=unix:path=$rsock"
+	printf '%s\n' "$PIN" >"$T/remote/token.pin"
+	cat >"$T/remote/sign.sh" <<EOF
+#!/bin/sh
+for i in \$(seq 1 50); do [ -S "$rsock" ] && break; sleep 0.1; done
+KBUILD_SIGN_PIN=\$(cat "$T/remote/token.pin")
+export KBUILD_SIGN_PIN
+env $renv "$MODSIGN" -b sha256 '$uri' "$cert" "$T"/w/*.ko
+EOF
+	chmod +x "$T/remote/sign.sh"
+	ssh_t -R "$rsock:$SOCK" root@127.0.0.1 "$T/remote/sign.sh" >"$T/out" 2>&1
+	rc=$?
+	cat "$T/out" >>"$MS_LOG"
+	count_state
+	if [ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] && [ "$(n_calls C_Login)" -eq 1 ]; then
+		t_pass "over ssh -R: -b over $N modules, each sign-file's bytes, one C_Login"
+	else
+		t_fail "over ssh -R: -b over $N modules, each sign-file's bytes, one C_Login" \
+			"status $rc, $signed signed, $(n_calls C_Login) C_Login" "$(tail -n 5 "$T/out")"
+	fi
+	sshd_stop
+else
+	t_skip "p11-kit remoting over ssh -R" "$sshd_why"
+fi
+
+tc_wrong_pin "$uri"
+server_stop
+t_done
