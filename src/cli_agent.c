@@ -307,6 +307,9 @@ static int
 serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *audit, int ready_fd)
 {
 	struct ms_agent_sock sock = { .fd = -1 };
+	const struct ms_agent_sock_dirs dirs = {
+		.runtime_dir = getenv("XDG_RUNTIME_DIR"), .tmp_dir = getenv("TMPDIR"),
+	};
 	struct ms_agent_server_cfg cfg;
 	struct ms_agent_stats st = { .stop_fd = -1 };
 	struct ms_lanes_cfg lc = {
@@ -346,7 +349,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	for (size_t k = 0; k < job->tokens.n; k++) {
 		names[k] = job->tokens.name[k];
 	}
-	err = ms_agent_sock_listen(&sock, why, sizeof(why));
+	err = ms_agent_sock_listen(&sock, &dirs, why, sizeof(why));
 	if (err != MS_OK) {
 		ms_cli_error("agent: %s", why);
 		goto out;

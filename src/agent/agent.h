@@ -111,20 +111,32 @@ struct ms_agent_sock {
 	ino_t dir_ino, sock_ino;
 };
 
+/*
+ * Where the socket's directory may be made: the caller's $XDG_RUNTIME_DIR
+ * and $TMPDIR (the CLI reads them; library code reads no environment).
+ * Each is NULL when unset; one that is not an absolute path is not used.
+ */
+struct ms_agent_sock_dirs {
+	const char *runtime_dir;	/* $XDG_RUNTIME_DIR */
+	const char *tmp_dir;		/* $TMPDIR */
+};
+
 /**
  * ms_agent_sock_listen() - make a new directory, mode 0700, under
- * $XDG_RUNTIME_DIR when that is a directory of ours closed to others, else
- * under $TMPDIR (resolved) or /tmp (the first whose path fits a socket
+ * @dirs->runtime_dir when that is a directory of ours closed to others, else
+ * under @dirs->tmp_dir (resolved) or /tmp (the first whose path fits a socket
  * address), and listen on the socket "sock" in it, mode 0600. $TMPDIR and
  * /tmp are used only when they and every directory above them are ours or
  * root's and, when others may write to them, sticky: else no other
  * directory is tried. A base path with a control character is refused.
- * @s is ready for ms_agent_sock_close() whatever happens.
+ * Messages name the directories by their variables. @s is ready for
+ * ms_agent_sock_close() whatever happens.
  * Return: MS_OK; MS_E_IO (@why names the call and its error, or why the
  * directory is unsafe and what to set), MS_E_ARG (a control character),
  * MS_E_NOSPACE (no candidate path fits).
  */
-ms_err ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap) MS_MUST_CHECK;
+ms_err ms_agent_sock_listen(struct ms_agent_sock *s, const struct ms_agent_sock_dirs *dirs,
+			    char *why, size_t why_cap) MS_MUST_CHECK;
 
 /*
  * ms_agent_sock_close() - close the socket, remove it and its directory

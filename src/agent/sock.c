@@ -403,13 +403,15 @@ make_in_base(struct ms_agent_sock *s, const char *base, char *why, size_t why_ca
 /*
  * The base directory: $XDG_RUNTIME_DIR when it is ours and closed to
  * others, else $TMPDIR (resolved) or /tmp, when no other user can move
- * what is made in it; the first whose socket path fits.
+ * what is made in it; the first whose socket path fits. The caller read
+ * the variables (@dirs).
  */
 static ms_err
-make_dir(struct ms_agent_sock *s, char *why, size_t why_cap)
+make_dir(struct ms_agent_sock *s, const struct ms_agent_sock_dirs *dirs, char *why,
+	 size_t why_cap)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	const char *tmp = getenv("TMPDIR");
+	const char *xdg = dirs->runtime_dir;
+	const char *tmp = dirs->tmp_dir;
 	char real[PATH_MAX];
 	bool fit = false;
 	ms_err err;
@@ -473,7 +475,8 @@ make_dir(struct ms_agent_sock *s, char *why, size_t why_cap)
 }
 
 ms_err
-ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap)
+ms_agent_sock_listen(struct ms_agent_sock *s, const struct ms_agent_sock_dirs *dirs, char *why,
+		     size_t why_cap)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -485,7 +488,7 @@ ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap)
 	s->fd = -1;
 	s->base_fd = -1;
 	s->dir_fd = -1;
-	err = make_dir(s, why, why_cap);
+	err = make_dir(s, dirs, why, why_cap);
 	if (err != MS_OK) {
 		return err;
 	}

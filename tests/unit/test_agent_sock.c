@@ -184,6 +184,7 @@ MS_TEST(agent_frame_write_to_dead_peer)
 MS_TEST(agent_sock_listen_connect_peer)
 {
 	struct ms_agent_sock s;
+	struct ms_agent_sock_dirs dirs = { .runtime_dir = NULL, .tmp_dir = NULL };
 	struct ms_agent_peer peer;
 	struct stat st;
 	char why[256] = "";
@@ -192,8 +193,8 @@ MS_TEST(agent_sock_listen_connect_peer)
 
 	CHECK(mkdtemp(dir) != NULL);
 	CHECK(chmod(dir, 0700) == 0);
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	CHECK_ERR(ms_agent_sock_listen(&s, why, sizeof(why)), MS_OK);
+	dirs.runtime_dir = dir;
+	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, dir, strlen(dir)) == 0);
 	CHECK(lstat(s.dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
 	CHECK(lstat(s.path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0600);
@@ -215,9 +216,20 @@ MS_TEST(agent_sock_listen_connect_peer)
 
 	/* A runtime directory others may write to is not used. */
 	CHECK(chmod(dir, 0777) == 0);
-	setenv("TMPDIR", "/tmp", 1);
-	CHECK_ERR(ms_agent_sock_listen(&s, why, sizeof(why)), MS_OK);
+	dirs.tmp_dir = "/tmp";
+	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, "/tmp/modsign-agent.", 19) == 0);
+	ms_agent_sock_close(&s);
+	/* Neither variable set: /tmp. */
+	dirs.runtime_dir = NULL;
+	dirs.tmp_dir = NULL;
+	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
+	CHECK(strncmp(s.path, "/tmp/modsign-agent.", 19) == 0);
+	ms_agent_sock_close(&s);
+	/* A control character would cut the line --daemon prints: refused, not skipped. */
+	dirs.tmp_dir = "/tmp/a\nb";
+	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_E_ARG);
+	CHECK(strstr(why, "TMPDIR holds a control character") != NULL);
 	ms_agent_sock_close(&s);
 	rmdir(dir);
 }
