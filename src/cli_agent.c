@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * `modsign agent`: load a key once (one token login) and serve it over a
- * private socket (src/agent/) to the signing commands of a build: around
+ * private socket (src/agentd/) to the signing commands of a build: around
  * one command, as a daemon for a shell, and `--stop` to end a daemon.
  */
 #define _GNU_SOURCE	/* pipe2 */
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agentd/agentd.h"
 #include "cli.h"
 #include "cli_agent.h"
 #include "pkcs11/p11.h"
