@@ -6,6 +6,7 @@ PKG_CONFIG ?= pkg-config
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 WERROR     ?= -Werror
 VERSION    := 0.1.0
 
@@ -38,6 +39,8 @@ endif
 
 P11_CFLAGS  := $(shell $(PKG_CONFIG) --cflags p11-kit-1 2>/dev/null)
 P11_LIBS    := $(shell $(PKG_CONFIG) --libs p11-kit-1 2>/dev/null || echo -lp11-kit)
+# p11-kit tells no version at run time: --version shows the one built against.
+P11_VERSION := $(shell $(PKG_CONFIG) --modversion p11-kit-1 2>/dev/null)
 # Debian 12's mbedTLS 2.28 ships no .pc files; 3.x does.
 MBED_CFLAGS := $(shell $(PKG_CONFIG) --cflags mbedx509 mbedcrypto 2>/dev/null)
 MBED_LIBS   := $(shell $(PKG_CONFIG) --libs mbedx509 mbedcrypto 2>/dev/null || echo -lmbedx509 -lmbedcrypto)
@@ -50,7 +53,7 @@ NETTLE_LIBS   := $(shell $(PKG_CONFIG) --libs hogweed nettle 2>/dev/null || echo
 Z_CFLAGS    := $(shell $(PKG_CONFIG) --cflags liblzma libzstd zlib 2>/dev/null)
 Z_LIBS      := $(shell $(PKG_CONFIG) --libs liblzma libzstd zlib 2>/dev/null || echo -llzma -lzstd -lz)
 
-DEFS    = -DMS_VERSION='"$(VERSION)"'
+DEFS    = -DMS_VERSION='"$(VERSION)"' -DMS_P11_KIT_VERSION='"$(P11_VERSION)"'
 # -MMD -MP: each object depends on the headers it includes, found by the compiler.
 ALL_CFLAGS = $(CSTD) $(WARN) $(DEFS) $(P11_CFLAGS) $(MBED_CFLAGS) $(NETTLE_CFLAGS) $(Z_CFLAGS) -pthread -MMD -MP $(CPPFLAGS)
 LIBS    = $(P11_LIBS) $(MBED_LIBS) $(NETTLE_LIBS) $(Z_LIBS) -pthread
@@ -94,8 +97,21 @@ TST_OBJ  := $(patsubst %.c,$(TST)/%.o,$(LIB_SRC) $(CLI_SRC))
 .PHONY: all check unit install uninstall clean demo bench kernel-check powercut-check fuzz check-mutants analyze
 all: modsign
 
-modsign: $(REL_OBJ)
-	$(CC) $(LDHARD) $(LDFLAGS) -o $@ $^ $(REL_LIBS)
+# `modsign --version` says how each library is linked (src/cli_version.c):
+# the release build records LINK in $(LINK_STAMP), rewritten when it
+# changes, so that a build with the other LINK recompiles that file and
+# links modsign again.
+LINK_STAMP := $(REL)/link
+ifeq ($(filter clean uninstall,$(MAKECMDGOALS)),)
+ifneq ($(shell cat $(LINK_STAMP) 2>/dev/null),$(LINK))
+$(shell mkdir -p $(REL) && echo '$(LINK)' >$(LINK_STAMP))
+endif
+endif
+$(REL)/src/cli_version.o: DEFS += -DMS_LINK_STATIC=$(if $(filter static,$(LINK)),1,0)
+$(REL)/src/cli_version.o: $(LINK_STAMP)
+
+modsign: $(REL_OBJ) $(LINK_STAMP)
+	$(CC) $(LDHARD) $(LDFLAGS) -o $@ $(filter %.o,$^) $(REL_LIBS)
 
 $(REL)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -190,9 +206,32 @@ install: modsign
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 modsign $(DESTDIR)$(BINDIR)/modsign
 	install -m 0644 doc/modsign.1 $(DESTDIR)$(MANDIR)/man1/modsign.1
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 contrib/bash-completion/modsign $(DESTDIR)$(BASHCOMPDIR)/modsign
+
+# An SPDX 2.3 document for the modsign built (scripts/sbom.pl): the binary's
+# SHA-256, and each library in it, static archive or NEEDED entry, as the
+# Debian package, version and licence it came from. SBOM_BIN and SBOM_OUT
+# name another binary and output (debian/rules: the stripped one).
+SBOM_BIN ?= modsign
+SBOM_OUT ?= build/modsign.spdx.json
+SBOM_ARCHIVES = $(if $(filter static,$(LINK)),$(foreach a,$(STATIC_ARCHIVES),$(shell $(CC) -print-file-name=$(a))))
+.PHONY: sbom
+sbom: $(SBOM_BIN)
+	@mkdir -p $(dir $(SBOM_OUT))
+	scripts/sbom.pl --version $(VERSION) --out $(SBOM_OUT) $(SBOM_BIN) $(SBOM_ARCHIVES)
+
+# The Debian package (debian/, linked shared), built in a scratch copy of the
+# tree and checked: lintian, install, a signature byte-identical to
+# sign-file's from the installed binary, purge leaving nothing
+# (scripts/package-check.sh; needs root or sudo). The .deb lands in build/deb/.
+.PHONY: deb
+deb:
+	scripts/package-check.sh
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/modsign $(DESTDIR)$(MANDIR)/man1/modsign.1
+	rm -f $(DESTDIR)$(BINDIR)/modsign $(DESTDIR)$(MANDIR)/man1/modsign.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/modsign
 
 clean:
 	rm -rf build modsign

@@ -20,6 +20,7 @@
 
 #include <mbedtls/md.h>
 
+#include "cpu_clock.h"
 #include "cms/cms.h"
 
 #ifndef MS_BENCH_OLD_NI
@@ -76,14 +77,6 @@ die(const char *what)
 	exit(1);
 }
 
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 load(const char *path)
@@ -151,20 +144,7 @@ pass(enum backend b, size_t hi, uint8_t *acc)
 	}
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
 
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int
 main(int argc, char **argv)
@@ -205,9 +185,9 @@ main(int argc, char **argv)
 				if (!has[h][bb]) {
 					continue;
 				}
-				t0 = cpu_now();
+				t0 = bench_cpu_now();
 				pass((enum backend)bb, h, acc[bb]);
-				t[h][bb][r] = cpu_now() - t0;
+				t[h][bb][r] = bench_cpu_now() - t0;
 			}
 			for (int b = 1; b < N_BACKENDS; b++) {
 				if (has[h][b] && memcmp(acc[b], acc[NEW_NETTLE], sizeof(acc[b])) != 0) {
@@ -230,7 +210,7 @@ main(int argc, char **argv)
 				printf(" %s |", b == OLD_MBEDTLS ? "none" : "-");
 				continue;
 			}
-			m[b] = median(t[h][b], (size_t)rounds);
+			m[b] = bench_median(t[h][b], (size_t)rounds);
 			printf(" %.4f s (%.0f) |", m[b], (double)total_bytes / 1e6 / m[b]);
 		}
 		if (has[h][old] && m[NEW_NETTLE] > 0) {

@@ -21,31 +21,11 @@
 #include <mbedtls/pk.h>
 #include <mbedtls/rsa.h>
 
+#include "cpu_clock.h"
 #include "../src/signer/signer_internal.h"
 
-static double
-cpu_now(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int
 main(int argc, char **argv)
@@ -88,7 +68,7 @@ main(int argc, char **argv)
 		for (int half = 0; half < 2; half++) {
 			int nettle_first = r % 2;
 			int use_nettle = half == 0 ? nettle_first : !nettle_first;
-			double t0 = cpu_now();
+			double t0 = bench_cpu_now();
 
 			for (int i = 0; i < batch; i++) {
 				if (use_nettle) {
@@ -106,7 +86,7 @@ main(int argc, char **argv)
 					return 1;
 				}
 			}
-			(use_nettle ? tb : ta)[r] = (cpu_now() - t0) / batch * 1000;
+			(use_nettle ? tb : ta)[r] = (bench_cpu_now() - t0) / batch * 1000;
 		}
 		if (len != n || memcmp(a, b, n) != 0) {
 			fprintf(stderr, "the two signatures differ\n");
@@ -119,7 +99,7 @@ main(int argc, char **argv)
 		printf("  round %2d: mbedTLS %.3f  nettle %.3f\n", r + 1, ta[r], tb[r]);
 	}
 	{
-		double ma = median(ta, rounds), mb = median(tb, rounds);
+		double ma = bench_median(ta, (size_t)rounds), mb = bench_median(tb, (size_t)rounds);
 
 		printf("median: mbedTLS %.3f ms, nettle (hogweed, blinded) %.3f ms; mbedTLS / nettle = "
 		       "%.2fx; signatures identical\n", ma, mb, ma / mb);

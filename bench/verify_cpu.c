@@ -23,32 +23,12 @@
 #include <mbedtls/pk.h>
 #include <mbedtls/x509_crt.h>
 
+#include "cpu_clock.h"
 #include "../src/cms/cms_internal.h"
 #include "../src/signer/signer.h"
 
-static double
-cpu_now(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static struct ms_cms_cert *
 load_cert(const char *path)
@@ -123,7 +103,7 @@ one_key(const char *dir, const char *name, enum ms_hash_alg alg, int rounds, int
 	for (int r = 0; r < rounds; r++) {
 		for (int half = 0; half < 2; half++) {
 			int use_nettle = half == 0 ? r % 2 : !(r % 2);
-			double t0 = cpu_now();
+			double t0 = bench_cpu_now();
 
 			for (int i = 0; i < batch; i++) {
 				if (use_nettle) {
@@ -133,7 +113,7 @@ one_key(const char *dir, const char *name, enum ms_hash_alg alg, int rounds, int
 					bad |= mbedtls_verify(cert, tbs, tbs_len, sig, sig_len) != 0;
 				}
 			}
-			(use_nettle ? tb : ta)[r] = (cpu_now() - t0) / batch * 1e6;
+			(use_nettle ? tb : ta)[r] = (bench_cpu_now() - t0) / batch * 1e6;
 		}
 	}
 	sig[sig_len - 1] ^= 1;
@@ -144,7 +124,7 @@ one_key(const char *dir, const char *name, enum ms_hash_alg alg, int rounds, int
 		return 1;
 	}
 	{
-		double ma = median(ta, rounds), mb = median(tb, rounds);
+		double ma = bench_median(ta, (size_t)rounds), mb = bench_median(tb, (size_t)rounds);
 
 		printf("| %s, %s | %.1f | %.1f | %.2fx | %.2f%% |\n", name, ms_cms_hash_name(alg), ma,
 		       mb, ma / mb, mb / 10.0 / ms_module);

@@ -2,7 +2,7 @@
 # Installs the Debian packages modsign builds and tests with, when missing,
 # by the names the running release has (Debian 12 bookworm, Debian 13
 # trixie). A second run installs nothing.
-# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|analyze|valgrind|<package>]...
+# Usage: scripts/install-deps.sh [base|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
 #        (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl)
 #   kernel  make kernel-check and powercut-check: kernel build, busybox
@@ -11,6 +11,8 @@
 #   fuzz    make fuzz: clang with libFuzzer
 #   analyze make analyze: clang's scan-build (gcc -fanalyzer needs nothing more)
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
+#   deb     make deb (scripts/package-check.sh): dpkg-buildpackage with
+#           debhelper, lintian; the package's Build-Depends come with base
 #
 # The kernel's sign-file (the tests' oracle) comes from the linux-kbuild
 # package of the release's own kernel (linux-kbuild-6.1 on Debian 12,
@@ -29,6 +31,7 @@ bench="libssl-dev libengine-pkcs11-openssl time eatmydata"
 fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
+deb="debhelper dpkg-dev fakeroot lintian"
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -95,6 +98,7 @@ for group in "$@"; do
 	fuzz) pkgs="$pkgs $base $fuzz" ;;
 	analyze) pkgs="$pkgs $base $analyze" ;;
 	valgrind) pkgs="$pkgs $base $valgrind" ;;
+	deb) pkgs="$pkgs $base $deb" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name
 	esac
 done

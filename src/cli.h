@@ -106,6 +106,14 @@ void ms_cli_error_detail(const char *detail, const char *fmt, ...)
 void ms_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ms_cli_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
+ * ms_cli_version_print() (cli_version.c) - `modsign --version` on @f: our
+ * version, then one line per library ("  mbedTLS 2.28.3, static"), p11-kit
+ * marked "(built against)" as it tells no version at run time. Return:
+ * MS_EXIT_OK, or MS_EXIT_FAIL with a message when a library's version is
+ * missing or too long.
+ */
+int ms_cli_version_print(FILE *f);
+/*
  * ms_cli_p11_error() (cli_job.c) - "modsign: <role>: <call>: <CKR_...>: <detail>" for a
  * failed step of @p11 (NULL: only @err's text).
  */

@@ -11,10 +11,6 @@
 #include "cli.h"
 #include "pkcs11/p11.h"
 
-#ifndef MS_VERSION
-#define MS_VERSION "unknown"
-#endif
-
 enum {
 	OPT_HELP = 256,
 	OPT_VERSION,
@@ -317,8 +313,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			fputs(help_text, stdout);
 			return -1;
 		case OPT_VERSION:
-			printf("modsign %s\n", MS_VERSION);
-			return -1;
+			return ms_cli_version_print(stdout) == MS_EXIT_OK ? -1 : MS_EXIT_FAIL;
 		default:
 			return usage();
 		}

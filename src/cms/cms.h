@@ -234,4 +234,17 @@ ms_err ms_der_expect_only(struct ms_span in, uint8_t tag, struct ms_span *body) 
 /* Whether @s holds exactly the bytes @p, @len. */
 bool ms_der_span_eq(struct ms_span s, const uint8_t *p, size_t len);
 
+/**
+ * ms_cms_lib_versions() - the libraries src/cms calls and their versions, for
+ * `modsign --version`: mbedTLS (its run-time version when built with
+ * MBEDTLS_VERSION_C, else the header's) and nettle (its hogweed is the same
+ * release).
+ * @out: @cap entries, filled by the call; NULL asks for the count only.
+ * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).
+ * Return: MS_OK; MS_E_NOSPACE when @cap is below the count; MS_E_ARG or
+ * MS_E_NOSPACE when a library gives no version or one longer than
+ * MS_LIBVER_MAX. On failure the entries are unspecified.
+ */
+ms_err ms_cms_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
 #endif

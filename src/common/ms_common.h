@@ -55,6 +55,30 @@ unsigned ms_cpu_count(void);
  */
 uint64_t ms_clock_ns(void);
 
+/* Longest version string of a library (mbedTLS asks for 18 bytes). */
+#define MS_LIBVER_MAX 32
+
+/*
+ * One library a layer calls, for `modsign --version`: its name and the
+ * version it tells at run time, or, where it tells none, the version of
+ * the headers modsign was compiled with (@is_built_against).
+ */
+struct ms_libver {
+	const char *name;		/* static text: "mbedTLS", "xz" */
+	char version[MS_LIBVER_MAX];	/* "2.28.3" */
+	bool is_built_against;
+};
+
+/**
+ * ms_libver_set() - fill @v with @name (static text, kept as a pointer)
+ * and a copy of @version.
+ * Return: MS_OK; MS_E_ARG when @version is NULL or empty; MS_E_NOSPACE
+ * when it does not fit in @v->version (never truncated). On failure @v's
+ * version is empty.
+ */
+ms_err ms_libver_set(struct ms_libver *v, const char *name, const char *version,
+		     bool is_built_against) MS_MUST_CHECK;
+
 /* The longest PIN or passphrase we accept; longer input is an error. */
 #define MS_PIN_MAX 256
 

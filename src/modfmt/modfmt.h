@@ -280,4 +280,16 @@ ms_err ms_dir_sync(const char *dir, int *sys_errno) MS_MUST_CHECK;
  */
 ms_err ms_mod_tmp_clean_dir(const char *dir, size_t *removed) MS_MUST_CHECK;
 
+/**
+ * ms_mod_lib_versions() - the libraries src/modfmt calls and their versions,
+ * for `modsign --version`: liblzma (as "xz"), libzstd (as "zstd") and zlib,
+ * each through its codec.
+ * @out: @cap entries, filled by the call; NULL asks for the count only.
+ * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).
+ * Return: MS_OK; MS_E_NOSPACE when @cap is below the count; MS_E_ARG or
+ * MS_E_NOSPACE when a library gives no version or one longer than
+ * MS_LIBVER_MAX. On failure the entries are unspecified.
+ */
+ms_err ms_mod_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
 #endif

@@ -36,6 +36,9 @@ struct ms_zio {
 
 struct ms_zcodec {
 	enum ms_zfmt fmt;
+	/* The library, for `modsign --version`: its name and the version it tells. */
+	const char *lib_name;
+	const char *(*lib_version)(void);
 	/* A decoder of one stream in *@st. MS_OK, MS_E_NOMEM. */
 	ms_err (*dec_new)(void **st);
 	/*

@@ -164,8 +164,16 @@ gz_enc_step(void *st, struct ms_zio *io, bool finish, bool *end)
 	}
 }
 
+static const char *
+gzip_lib_version(void)
+{
+	return zlibVersion();
+}
+
 const struct ms_zcodec ms_zcodec_gzip = {
 	.fmt = MS_ZFMT_GZIP,
+	.lib_name = "zlib",
+	.lib_version = gzip_lib_version,
 	.dec_new = gz_dec_new,
 	.dec_step = gz_dec_step,
 	.dec_free = gz_dec_free,

@@ -196,8 +196,16 @@ xz_enc_step(void *st, struct ms_zio *io, bool finish, bool *end)
 	}
 }
 
+static const char *
+xz_lib_version(void)
+{
+	return lzma_version_string();
+}
+
 const struct ms_zcodec ms_zcodec_xz = {
 	.fmt = MS_ZFMT_XZ,
+	.lib_name = "xz",
+	.lib_version = xz_lib_version,
 	.dec_new = xz_dec_new,
 	.dec_step = xz_dec_step,
 	.dec_free = xz_free,

@@ -154,8 +154,16 @@ zstd_enc_step(void *st, struct ms_zio *io, bool finish, bool *end)
 	return MS_OK;
 }
 
+static const char *
+zstd_lib_version(void)
+{
+	return ZSTD_versionString();
+}
+
 const struct ms_zcodec ms_zcodec_zstd = {
 	.fmt = MS_ZFMT_ZSTD,
+	.lib_name = "zstd",
+	.lib_version = zstd_lib_version,
 	.dec_new = zstd_dec_new,
 	.dec_step = zstd_dec_step,
 	.dec_free = zstd_dec_free,

@@ -233,6 +233,33 @@ codec_of(enum ms_zfmt fmt)
 	return NULL;
 }
 
+ms_err
+ms_mod_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len)
+{
+	static const enum ms_zfmt fmts[] = { MS_ZFMT_XZ, MS_ZFMT_ZSTD, MS_ZFMT_GZIP };
+	const struct ms_zcodec *codec;
+	ms_err err = MS_E_INTERNAL;
+
+	*out_len = sizeof(fmts) / sizeof(fmts[0]);
+	if (out == NULL) {
+		return MS_OK;
+	}
+	if (cap < *out_len) {
+		return MS_E_NOSPACE;
+	}
+	for (size_t i = 0; i < *out_len; i++) {
+		codec = codec_of(fmts[i]);
+		if (codec == NULL) {
+			return MS_E_INTERNAL;
+		}
+		err = ms_libver_set(&out[i], codec->lib_name, codec->lib_version(), false);
+		if (err != MS_OK) {
+			return err;
+		}
+	}
+	return MS_OK;
+}
+
 /* ---- decoding -------------------------------------------------------- */
 
 struct ms_mod_zdec {

@@ -348,3 +348,21 @@ ms_p11_same_token(const struct ms_p11 *a, const struct ms_p11 *b)
 	return true;
 }
 
+
+/* The Makefile passes `pkg-config --modversion p11-kit-1`; other builds (fuzz replays) may not. */
+#ifndef MS_P11_KIT_VERSION
+#define MS_P11_KIT_VERSION "unknown"
+#endif
+
+ms_err
+ms_p11_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len)
+{
+	*out_len = 1;
+	if (out == NULL) {
+		return MS_OK;
+	}
+	if (cap < 1) {
+		return MS_E_NOSPACE;
+	}
+	return ms_libver_set(&out[0], "p11-kit", MS_P11_KIT_VERSION, true);
+}

@@ -254,4 +254,17 @@ ms_err ms_p11_session_recover(struct ms_p11 *p11, unsigned session) MS_MUST_CHEC
 /** ms_p11_session_fail() - the last failure of ms_p11_sign() on @session. */
 const struct ms_p11_fail *ms_p11_session_fail(const struct ms_p11 *p11, unsigned session);
 
+/**
+ * ms_p11_lib_versions() - the libraries src/pkcs11 calls and their versions,
+ * for `modsign --version`: p11-kit. It tells no version at run time (0.24 has
+ * no call and no version macro): the entry is the version pkg-config gave the
+ * build (MS_P11_KIT_VERSION), marked built against.
+ * @out: @cap entries, filled by the call; NULL asks for the count only.
+ * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).
+ * Return: MS_OK; MS_E_NOSPACE when @cap is below the count; MS_E_ARG or
+ * MS_E_NOSPACE when a library gives no version or one longer than
+ * MS_LIBVER_MAX. On failure the entries are unspecified.
+ */
+ms_err ms_p11_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
 #endif

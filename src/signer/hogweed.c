@@ -357,3 +357,16 @@ out:
 	mpz_wipe_clear(s);	/* the blinded input on the way, then the signature */
 	return err;
 }
+
+ms_err
+ms_signer_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len)
+{
+	*out_len = 1;
+	if (out == NULL) {
+		return MS_OK;
+	}
+	if (cap < 1) {
+		return MS_E_NOSPACE;
+	}
+	return ms_libver_set(&out[0], "GMP", gmp_version, false);
+}

@@ -275,4 +275,16 @@ ms_err ms_signer_agent_open(const char *sock_path, const char *key, unsigned lan
 			    unsigned token_timeout, struct ms_signer **out, char *why,
 			    size_t why_cap) MS_MUST_CHECK;
 
+/**
+ * ms_signer_lib_versions() - the libraries src/signer calls and their versions,
+ * for `modsign --version`: GMP, under hogweed (mbedTLS and nettle, which the
+ * signers call too, are ms_cms_lib_versions()'s).
+ * @out: @cap entries, filled by the call; NULL asks for the count only.
+ * @out_len: the count (set on MS_OK, and on MS_E_NOSPACE).
+ * Return: MS_OK; MS_E_NOSPACE when @cap is below the count; MS_E_ARG or
+ * MS_E_NOSPACE when a library gives no version or one longer than
+ * MS_LIBVER_MAX. On failure the entries are unspecified.
+ */
+ms_err ms_signer_lib_versions(struct ms_libver *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
+
 #endif

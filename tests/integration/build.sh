@@ -1,6 +1,6 @@
 #!/bin/bash
-# The release binary links no OpenSSL, installs with its man page, and the
-# man page documents every option --help lists.
+# The release binary links no OpenSSL, installs with its man page and bash
+# completion, and the man page documents every option --help lists.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 if ldd "$TOP/modsign" | grep -Eq 'libcrypto|libssl'; then
@@ -19,7 +19,8 @@ else
 	t_fail "release binary: only libp11-kit and libc shared" "NEEDED: $needed"
 fi
 if make -C "$TOP" -s install DESTDIR="$T/root" PREFIX=/usr >"$T/out" 2>&1 &&
-    [ -x "$T/root/usr/bin/modsign" ] && [ -f "$T/root/usr/share/man/man1/modsign.1" ]; then
+    [ -x "$T/root/usr/bin/modsign" ] && [ -f "$T/root/usr/share/man/man1/modsign.1" ] &&
+    [ -f "$T/root/usr/share/bash-completion/completions/modsign" ]; then
 	t_pass "make install DESTDIR PREFIX"
 else
 	t_fail "make install DESTDIR PREFIX" "$(cat "$T/out")"

@@ -190,7 +190,7 @@ else
 	t_fail "DER key file" "$(cat "$T/out")"
 fi
 
-# The differences README.md lists ("Where modsign differs on purpose").
+# The differences doc/guide.md lists ("Where modsign differs on purpose").
 # A trailing newline of KBUILD_SIGN_PIN is dropped (sign-file would pass it on).
 if KBUILD_SIGN_PIN="$PIN"$'\n' ours "" sha256 "$(key_uri rsa2048)" "$DATA/rsa2048.x509.der" &&
     same "$T/ref/m.ko" "$T/our/m.ko"; then
@@ -207,7 +207,7 @@ if [ "$rc" -eq 0 ] && same "$T/d/sf.ko" "$T/d/ms.ko" && [ "$(stat -c %a "$T/d/sf
     [ "$(stat -c %a "$T/d/ms.ko")" = 644 ]; then
 	t_pass "existing dest: same bytes; sign-file keeps its mode 600, modsign gives the module's 644"
 else
-	t_fail "existing dest: the mode as README says" "$(stat -c '%a %n' "$T"/d/*)" "$(cat "$T/out")"
+	t_fail "existing dest: the mode as doc/guide.md says" "$(stat -c '%a %n' "$T"/d/*)" "$(cat "$T/out")"
 fi
 # A FIFO or /dev/stdout as dest is refused, nothing written, the module untouched.
 mkfifo "$T/d/fifo"
