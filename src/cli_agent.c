@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * `modsign agent`: load a key once (one token login) and serve it over a
- * private socket (src/agent/) to the signing commands of a build: around
+ * private socket (src/agentd/) to the signing commands of a build: around
  * one command, as a daemon for a shell, and `--stop` to end a daemon.
  */
 #define _GNU_SOURCE	/* pipe2 */
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agentd/agentd.h"
 #include "cli.h"
 #include "cli_agent.h"
 #include "pkcs11/p11.h"
@@ -307,6 +308,9 @@ static int
 serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *audit, int ready_fd)
 {
 	struct ms_agent_sock sock = { .fd = -1 };
+	const struct ms_agent_sock_dirs dirs = {
+		.runtime_dir = getenv("XDG_RUNTIME_DIR"), .tmp_dir = getenv("TMPDIR"),
+	};
 	struct ms_agent_server_cfg cfg;
 	struct ms_agent_stats st = { .stop_fd = -1 };
 	struct ms_lanes_cfg lc = {
@@ -346,7 +350,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	for (size_t k = 0; k < job->tokens.n; k++) {
 		names[k] = job->tokens.name[k];
 	}
-	err = ms_agent_sock_listen(&sock, why, sizeof(why));
+	err = ms_agent_sock_listen(&sock, &dirs, why, sizeof(why));
 	if (err != MS_OK) {
 		ms_cli_error("agent: %s", why);
 		goto out;

@@ -2,11 +2,12 @@
 /*
  * The signing agent (`modsign agent`): one key, loaded and logged in once,
  * served to the processes of one user over a Unix socket in a private
- * directory. This header has the parts the agent and its client signer
- * (src/signer/agent.c) share: key names, the socket, framed reads and
- * writes, peer credentials; and the server itself (server.c), which signs
- * through the same signer and lane pool as bulk mode and knows no module
- * files. The wire format is proto.h's (src/agent/PROTOCOL.md).
+ * directory. This header has what the agent's server (src/agentd/) and its
+ * client signer (src/signer/agent.c) share: the wire protocol
+ * (src/agent/PROTOCOL.md: length-prefixed frames on a Unix stream socket,
+ * encoded and parsed field by field in proto.c), key names, framed reads
+ * and writes, peer credentials; and the client's side: connect and call.
+ * Opens no token and knows no signer and no module files.
  */
 #ifndef MS_AGENT_H
 #define MS_AGENT_H
@@ -15,9 +16,118 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
+#include "../cms/cms.h"
 #include "../common/ms_common.h"
-#include "proto.h"
+
+#define MS_AGENT_PROTO_VERSION 1
+
+/* A frame: 4-byte big-endian length of what follows, then that many bytes. */
+#define MS_AGENT_LEN_BYTES 4
+/* Ceilings. A certificate is at most 64 KiB (style guide, section 5). */
+#define MS_AGENT_CERT_MAX (64u * 1024u)
+#define MS_AGENT_PATH_MAX 4096u		/* the module path a client names */
+#define MS_AGENT_NAME_MAX 4096u		/* the key name of a HELLO reply */
+#define MS_AGENT_TEXT_MAX 1024u		/* a reply's message */
+/* The longest frame body either side accepts: a MATCH with the largest certificate. */
+#define MS_AGENT_BODY_MAX (MS_AGENT_CERT_MAX + 16u)
+
+enum ms_agent_msg {
+	MS_AGENT_HELLO = 1,	/* version; reply: key type, lanes, key name */
+	MS_AGENT_MATCH = 2,	/* a certificate; reply: is the agent's key its key */
+	MS_AGENT_SIGN = 3,	/* hash, digest, module path; reply: the raw signature */
+	MS_AGENT_STOP = 4,	/* `modsign agent --stop`; reply, then the agent stops */
+};
+
+#define MS_AGENT_REPLY_BIT 0x80u	/* a reply's type is its request's with this bit */
+#define MS_AGENT_REFUSAL 0xffu		/* the reply to a request that did not parse */
+
+enum ms_agent_status {
+	MS_AGENT_ST_OK = 0,
+	MS_AGENT_ST_MISMATCH = 1,	/* MATCH: not the certificate's key */
+	MS_AGENT_ST_FAILED = 2,		/* the key or token failed; text says how */
+	MS_AGENT_ST_REFUSED = 3,	/* malformed, not allowed, or another uid */
+	MS_AGENT_ST_STOPPING = 4,	/* the agent is shutting down: nothing more signed */
+};
+
+/* A parsed request; spans point into the frame body it was parsed from. */
+struct ms_agent_req {
+	enum ms_agent_msg type;
+	unsigned version;		/* HELLO */
+	struct ms_span cert;		/* MATCH: DER or PEM, 1..MS_AGENT_CERT_MAX bytes */
+	enum ms_hash_alg hash;		/* SIGN */
+	struct ms_span digest;		/* SIGN: exactly ms_cms_hash_size(hash) bytes */
+	struct ms_span module;		/* SIGN: 0..MS_AGENT_PATH_MAX bytes, no NUL */
+};
+
+/* A parsed reply; spans point into the frame body it was parsed from. */
+struct ms_agent_reply {
+	enum ms_agent_msg type;		/* which request it answers (0 for a refusal) */
+	enum ms_agent_status status;
+	struct ms_span text;		/* printable, 0..MS_AGENT_TEXT_MAX bytes */
+	/* HELLO, status OK */
+	unsigned version;
+	enum ms_key_type key_type;
+	unsigned lanes;			/* 1..65535 */
+	struct ms_span key_name;	/* printable, 1..MS_AGENT_NAME_MAX bytes */
+	/* SIGN, status OK */
+	struct ms_span sig;		/* 1..MS_SIG_MAX bytes */
+};
+
+/**
+ * ms_agent_frame_len() - the body length announced by a frame's 4-byte
+ * header @hdr. Parses untrusted input.
+ * Return: MS_OK with *@len in 1..@max; MS_E_MALFORMED for 0 or over @max.
+ */
+ms_err ms_agent_frame_len(const uint8_t hdr[MS_AGENT_LEN_BYTES], size_t max,
+			  size_t *len) MS_MUST_CHECK;
+
+/**
+ * ms_agent_req_parse() - parse one request frame body @p, @len (the bytes
+ * after the length). Strict: the type's fields in order, each length
+ * checked against its ceiling, nothing left over. A SIGN names a hash the
+ * kernel verifies modules with and carries a digest of exactly its length.
+ * Parses untrusted input. @out's spans point into @p.
+ * Return: MS_OK; MS_E_MALFORMED (with @why a static reason), MS_E_UNSUPPORTED
+ * (a HELLO of another protocol version). @out is unspecified on failure.
+ */
+ms_err ms_agent_req_parse(const uint8_t *p, size_t len, struct ms_agent_req *out,
+			  const char **why) MS_MUST_CHECK;
+
+/**
+ * ms_agent_req_encode() - the whole frame (length header included) of @r,
+ * with the same rules the parser applies. @out NULL asks for the size.
+ * Return: MS_OK, MS_E_ARG (@r breaks a rule), MS_E_NOSPACE.
+ */
+ms_err ms_agent_req_encode(const struct ms_agent_req *r, uint8_t *out, size_t cap,
+			   size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_agent_reply_parse() - parse one reply frame body. A reply to another
+ * request than @expect (other than a refusal) is malformed. Parses
+ * untrusted input: texts and the key name must be printable ASCII or UTF-8
+ * bytes (no control characters), so that messages quoting them cannot
+ * forge output.
+ * Return: MS_OK, MS_E_MALFORMED (@why says why). @out is unspecified on failure.
+ */
+ms_err ms_agent_reply_parse(const uint8_t *p, size_t len, enum ms_agent_msg expect,
+			    struct ms_agent_reply *out, const char **why) MS_MUST_CHECK;
+
+/**
+ * ms_agent_reply_encode() - the whole frame of @r, with the parser's rules.
+ * A text with control characters has them replaced by '?'; a longer one is
+ * cut at MS_AGENT_TEXT_MAX bytes (it is a message, not data).
+ * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE.
+ */
+ms_err ms_agent_reply_encode(const struct ms_agent_reply *r, uint8_t *out, size_t cap,
+			     size_t *out_len) MS_MUST_CHECK;
+
+/* The largest frame (header included) ms_agent_reply_encode() writes. */
+#define MS_AGENT_REPLY_FRAME_MAX (MS_AGENT_LEN_BYTES + 16u + MS_AGENT_TEXT_MAX + \
+				  MS_AGENT_NAME_MAX + MS_SIG_MAX)
+/* The largest request frame, header included. */
+#define MS_AGENT_REQ_FRAME_MAX (MS_AGENT_LEN_BYTES + MS_AGENT_BODY_MAX)
 
 /* The environment variable a client finds the agent's socket in. */
 #define MS_AGENT_ENV_SOCK "MODSIGN_AGENT_SOCK"
@@ -46,7 +156,7 @@
  * the private key), so that attribute order, percent-encoding and PIN
  * source do not matter; a file as "file:" and its absolute path (symlinks
  * resolved when the file exists here), percent-encoded to printable ASCII.
- * Never holds a PIN.
+ * Never holds a PIN. A URI is named by ms_p11_uri_key_name() (src/pkcs11/).
  * Return: MS_OK; MS_E_ARG (a URI p11-kit does not parse), MS_E_NOSPACE,
  * MS_E_IO (no working directory for a relative path), MS_E_NOMEM.
  */
@@ -92,47 +202,12 @@ ms_err ms_agent_frame_read(int fd, uint8_t *buf, size_t cap, size_t *len, int id
 ms_err ms_agent_frame_write(int fd, const uint8_t *p, size_t len, int ms,
 			    struct ms_agent_io *io) MS_MUST_CHECK;
 
-/*
- * The listening socket and the private directory it lives in. All zero
- * but @fd (-1) is a closed one: ms_agent_sock_close() then does nothing.
- */
-struct ms_agent_sock {
-	int fd;			/* -1 when closed */
-	char dir[MS_AGENT_SOCK_PATH_MAX + 1];
-	char path[MS_AGENT_SOCK_PATH_MAX + 1];
-	/* What the agent made, removed through these and never by path. */
-	bool has_base;		/* @base_fd is open: the directory @dir was made in */
-	bool has_dir;		/* @dir_fd is open; @dir_dev, @dir_ino are @dir's */
-	bool has_sock;		/* @sock_dev, @sock_ino are the socket bound in @dir */
-	int base_fd;
-	int dir_fd;
-	char name[32];		/* @dir's name in @base_fd */
-	dev_t dir_dev, sock_dev;
-	ino_t dir_ino, sock_ino;
-};
-
 /**
- * ms_agent_sock_listen() - make a new directory, mode 0700, under
- * $XDG_RUNTIME_DIR when that is a directory of ours closed to others, else
- * under $TMPDIR (resolved) or /tmp (the first whose path fits a socket
- * address), and listen on the socket "sock" in it, mode 0600. $TMPDIR and
- * /tmp are used only when they and every directory above them are ours or
- * root's and, when others may write to them, sticky: else no other
- * directory is tried. A base path with a control character is refused.
- * @s is ready for ms_agent_sock_close() whatever happens.
- * Return: MS_OK; MS_E_IO (@why names the call and its error, or why the
- * directory is unsafe and what to set), MS_E_ARG (a control character),
- * MS_E_NOSPACE (no candidate path fits).
+ * ms_agent_sock_addr() - the socket address of @path, for connect(2) and
+ * bind(2).
+ * Return: MS_OK; MS_E_ARG (@path empty or over MS_AGENT_SOCK_PATH_MAX bytes).
  */
-ms_err ms_agent_sock_listen(struct ms_agent_sock *s, char *why, size_t why_cap) MS_MUST_CHECK;
-
-/*
- * ms_agent_sock_close() - close the socket, remove it and its directory
- * through the descriptors kept since they were made, each only while it is
- * still the same device and inode (a directory renamed away and replaced,
- * by a link or anything else, is left alone). Safe twice.
- */
-void ms_agent_sock_close(struct ms_agent_sock *s);
+ms_err ms_agent_sock_addr(const char *path, struct sockaddr_un *sa) MS_MUST_CHECK;
 
 /**
  * ms_agent_sock_connect() - connect to the agent socket @path within @ms
@@ -180,111 +255,5 @@ struct ms_agent_peer {
  * Return: MS_OK, MS_E_IO.
  */
 ms_err ms_agent_peer_get(int fd, struct ms_agent_peer *peer) MS_MUST_CHECK;
-
-/* The audit trail: JSON lines, one per signature, refusal, start and stop. */
-struct ms_agent_audit;
-
-/**
- * ms_agent_audit_open() - append to @path (created 0600), or log nowhere
- * when @path is NULL. @path must be a regular file: a symbolic link, a
- * FIFO (never waited for), a device or a socket is refused. *@out is owned
- * by the caller; NULL on failure.
- * Return: MS_OK; MS_E_IO (@why names the file and the error); MS_E_NOMEM.
- */
-ms_err ms_agent_audit_open(const char *path, struct ms_agent_audit **out, char *why,
-			   size_t why_cap) MS_MUST_CHECK;
-
-/* ms_agent_audit_errno() - the errno of the last line not written (0: none; @a may be NULL). */
-int ms_agent_audit_errno(struct ms_agent_audit *a);
-void ms_agent_audit_free(struct ms_agent_audit *a);
-
-/* One signature request, as the audit trail records it. */
-struct ms_agent_audit_sign {
-	const struct ms_agent_peer *peer;
-	struct ms_span module;		/* the path the client named */
-	enum ms_hash_alg hash;
-	struct ms_span digest;
-	const char *key;		/* the agent's key name */
-	const char *token;		/* NULL, or the token that signed (agent --key) */
-	const char *error;		/* NULL: signed; else what failed (with its CKR_ name) */
-};
-
-/**
- * ms_agent_audit_sign() - one line for one signature request: time, peer pid,
- * uid and executable, module, hash, digest, key, the token that signed (when
- * the agent has several) and outcome. One write(2)
- * to an O_APPEND file under a lock, so lines of several threads (and
- * agents) never mix; a line written short is cut off again (ftruncate to
- * the size before it), so the file holds whole lines only.
- * Return: MS_OK (also when logging nowhere); MS_E_IO when the line could not
- * be written (ms_agent_audit_errno() says why): the agent then does not
- * hand out the signature.
- */
-ms_err ms_agent_audit_sign(struct ms_agent_audit *a,
-			   const struct ms_agent_audit_sign *rec) MS_MUST_CHECK;
-
-/**
- * ms_agent_audit_event() - one line for anything else: @event ("start",
- * "stop", "refused", "malformed"), the peer when there is one (else NULL),
- * and @detail (free text: a reason, a socket path, a count).
- * Return: MS_OK, MS_E_IO.
- */
-ms_err ms_agent_audit_event(struct ms_agent_audit *a, const char *event,
-			    const struct ms_agent_peer *peer, const char *key,
-			    const char *detail) MS_MUST_CHECK;
-
-struct ms_signer;
-struct ms_lanes;
-
-/* What kind of line the server hands the caller to print. */
-enum ms_agent_say {
-	MS_AGENT_SAY_INFO = 0,
-	MS_AGENT_SAY_WARN,
-	MS_AGENT_SAY_ERROR,
-};
-
-struct ms_agent_server_cfg {
-	struct ms_signer *signer;	/* borrowed: the key, for its type, lanes and checks */
-	struct ms_lanes *lanes;		/* borrowed: the pool every signature goes through */
-	struct ms_agent_audit *audit;	/* borrowed */
-	const char *key_name;		/* ms_agent_key_name() of the key: HELLO, audit */
-	/* agent --key: a name per signer of @lanes (audit "token"); NULL: one signer */
-	const char *const *signer_names;
-	unsigned idle_timeout;		/* stop after this many seconds without a request; 0 never */
-	unsigned lifetime;		/* stop this many seconds after starting; 0 never */
-	unsigned token_timeout;		/* the pool's, for the message when a signature hangs */
-	int wake_fd;			/* non-blocking; readable: call on_wake (signals, a child) */
-	/* Returns true (with a reason) when the agent should stop. */
-	bool (*on_wake)(void *ctx, char *why, size_t why_cap);
-	/* One line for a person: refusals, malformed requests, token failures. */
-	void (*say)(void *ctx, enum ms_agent_say kind, const char *line);
-	void *ctx;
-};
-
-/* What a run of the server did. */
-struct ms_agent_stats {
-	size_t signed_n;
-	size_t failed;		/* signatures the key or token refused, or not logged */
-	size_t refused;		/* connections of another uid */
-	size_t malformed;	/* connections ended for a request that did not parse */
-	size_t hung;		/* lanes whose signature never came back */
-	int stop_fd;		/* the --stop client's connection, or -1: close it last */
-};
-
-/**
- * ms_agent_server_run() - serve @sock (listening) until a STOP request,
- * cfg->on_wake, --idle-timeout, --lifetime or a hung token says stop. Then
- * the socket and its directory are removed, connections waiting for their
- * next request are closed, and requests being served are finished. The
- * caller then frees the pool and the signer (C_Finalize) and closes
- * @stats->stop_fd, in that order, so that `--stop` returns when all is done.
- * @reason gets why it stopped.
- * Return: MS_OK; MS_E_TOKEN when a signature never came back (a thread is
- * still inside the token: the caller must not finalize, only wipe, report
- * and _exit); MS_E_NOMEM, MS_E_IO (nothing served).
- */
-ms_err ms_agent_server_run(const struct ms_agent_server_cfg *cfg, struct ms_agent_sock *sock,
-			   struct ms_agent_stats *stats, char *reason,
-			   size_t reason_cap) MS_MUST_CHECK;
 
 #endif

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "proto.h"
+#include "agent.h"
 
 /* Wire codes of the hashes: fixed by the protocol, not by enum ms_hash_alg. */
 static const struct {

@@ -71,6 +71,21 @@ bool ms_p11_uri_is(const char *s);
  */
 void ms_p11_uri_redact(const char *arg, char *out, size_t cap);
 
+/**
+ * ms_p11_uri_key_name() - the normalised name of the key a pkcs11: URI
+ * @uri names (the agent's key name, src/agent/keyname.c): the URI (scheme
+ * in any case, whitespace deleted as p11-kit deletes it) parsed by p11-kit
+ * and formatted again without pin-value, pin-source, module-name,
+ * module-path and type (modsign always looks for the private key), so that
+ * attribute order, percent-encoding and PIN source do not matter. Written
+ * to @out (@cap bytes, NUL included); never holds a PIN. Parses untrusted
+ * input.
+ * Return: MS_OK; MS_E_ARG (not a pkcs11: URI, over 4096 bytes, or one
+ * p11-kit does not parse), MS_E_NOSPACE, MS_E_NOMEM. @out is unspecified
+ * on failure.
+ */
+ms_err ms_p11_uri_key_name(const char *uri, char *out, size_t cap) MS_MUST_CHECK;
+
 /* What a context is opened for: it decides which token holds the object. */
 enum ms_p11_for {
 	MS_P11_FOR_KEY = 1,	/* a private key to sign with (after a login) */

@@ -3,6 +3,7 @@
  * The pkcs11: URI (RFC 7512) through p11-kit's parser, plus the checks it
  * leaves out. Parses untrusted input.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -401,6 +402,74 @@ out:
 		memcpy(out + cap - 4, "...", 4);
 	}
 	ms_wipe(text, sizeof(text));
+}
+
+/*
+ * A pkcs11: URI without what does not name the key: the PIN and where it
+ * comes from, which library reaches the token (the agent may use a shim or
+ * another path to the same token) and the object class. p11-kit writes
+ * what is left in a fixed order with its own percent-encoding.
+ */
+ms_err
+ms_p11_uri_key_name(const char *uri, char *out, size_t cap)
+{
+	char buf[URI_LEN_MAX + 1];
+	P11KitUri *parsed = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	ms_err err = MS_E_ARG;
+
+	if (!ms_p11_uri_is(uri)) {
+		return MS_E_ARG;
+	}
+	/* As p11-kit reads it (ms_p11_uri_is()): whitespace anywhere deleted... */
+	for (const char *p = uri; *p != '\0'; p++) {
+		if (is_uri_space(*p)) {
+			continue;
+		}
+		if (len == URI_LEN_MAX) {
+			goto out;
+		}
+		buf[len++] = *p;
+	}
+	buf[len] = '\0';
+	/* ...and the scheme in any case (RFC 3986, 3.1), which p11-kit wants lower-case. */
+	if (len < P11_KIT_URI_SCHEME_LEN + 1) {
+		goto out;
+	}
+	memcpy(buf, P11_KIT_URI_SCHEME ":", P11_KIT_URI_SCHEME_LEN + 1);
+	parsed = p11_kit_uri_new();
+	if (parsed == NULL) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	if (p11_kit_uri_parse(buf, P11_KIT_URI_FOR_ANY, parsed) != P11_KIT_URI_OK) {
+		err = MS_E_ARG;
+		goto out;
+	}
+	p11_kit_uri_set_pin_value(parsed, NULL);
+	p11_kit_uri_set_pin_source(parsed, NULL);
+	p11_kit_uri_set_module_name(parsed, NULL);
+	p11_kit_uri_set_module_path(parsed, NULL);
+	if (p11_kit_uri_clear_attribute(parsed, CKA_CLASS) != P11_KIT_URI_OK) {
+		err = MS_E_INTERNAL;
+		goto out;
+	}
+	if (p11_kit_uri_format(parsed, P11_KIT_URI_FOR_ANY, &text) != P11_KIT_URI_OK) {
+		err = MS_E_ARG;
+		goto out;
+	}
+	if (strlen(text) >= cap) {
+		err = MS_E_NOSPACE;
+		goto out;
+	}
+	memcpy(out, text, strlen(text) + 1);
+	err = MS_OK;
+out:
+	ms_wipe(buf, sizeof(buf));	/* it may have held a pin-value */
+	free(text);
+	p11_kit_uri_free(parsed);
+	return err;
 }
 
 const char *

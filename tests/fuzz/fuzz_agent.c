@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "agent/proto.h"
 #include "fuzz.h"
 
 static void

@@ -2,7 +2,7 @@
 /* Unit tests for src/agent/proto.c: the agent's requests and replies. */
 #include <string.h>
 
-#include "../../src/agent/proto.h"
+#include "../../src/agent/agent.h"
 #include "test.h"
 
 static const uint8_t digest32[32] = {

@@ -203,3 +203,43 @@ MS_TEST(p11_uri_redact)
 	ms_p11_uri_redact(NULL, out, sizeof(out));
 	CHECK(out[0] == '\0');
 }
+
+/* The key name of @uri, which must have one. */
+static void
+key_name_of(const char *uri, char *out, size_t cap)
+{
+	CHECK_ERR(ms_p11_uri_key_name(uri, out, cap), MS_OK);
+}
+
+MS_TEST(p11_uri_key_name)
+{
+	char a[4096], b[4096];
+
+	key_name_of("pkcs11:token=build;object=modsign;type=private", a, sizeof(a));
+	/* Order, scheme case, percent-encoding, PIN, library and class do not matter. */
+	key_name_of("PKCS11:object=mod%73ign;token=build?pin-value=1234&module-path=/x.so", b,
+		    sizeof(b));
+	CHECK(strcmp(a, b) == 0);
+	key_name_of("pkcs11:token=build;object=modsign?pin-source=file:/p&module-name=softhsm2",
+		    b, sizeof(b));
+	CHECK(strcmp(a, b) == 0);
+	/* Whitespace, which p11-kit deletes, anywhere; the scheme in any case. */
+	key_name_of(" Pkcs11:token=bu ild;\nobject=modsign", b, sizeof(b));
+	CHECK_STR_EQ(a, b);
+	CHECK(strstr(a, "1234") == NULL && strstr(a, "pin") == NULL);
+	CHECK(strncmp(a, "pkcs11:", 7) == 0);
+	/* Another key, another token: another name. */
+	key_name_of("pkcs11:token=build;object=other", b, sizeof(b));
+	CHECK(strcmp(a, b) != 0);
+	key_name_of("pkcs11:token=test;object=modsign", b, sizeof(b));
+	CHECK(strcmp(a, b) != 0);
+	key_name_of("pkcs11:token=build;object=modsign;id=%01", b, sizeof(b));
+	CHECK(strcmp(a, b) != 0);
+	CHECK(ms_p11_uri_key_name("pkcs11:token=a;token=", a, sizeof(a)) == MS_OK ||
+	      ms_p11_uri_key_name("pkcs11:token=a;token=", a, sizeof(a)) == MS_E_ARG);
+	CHECK_ERR(ms_p11_uri_key_name("pkcs11:object=%zz", a, sizeof(a)), MS_E_ARG);
+	CHECK_ERR(ms_p11_uri_key_name("pkcs11:token=build", a, 8), MS_E_NOSPACE);
+	CHECK_ERR(ms_p11_uri_key_name("", a, sizeof(a)), MS_E_ARG);
+	/* A file is not a URI: src/agent names it. */
+	CHECK_ERR(ms_p11_uri_key_name("/etc/key.pem", a, sizeof(a)), MS_E_ARG);
+}

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the two halves of the agent's server share, for src/agent/ only: the
+ * What the two halves of the agent's server share, for src/agentd/ only: the
  * server (server.c: accept loop, connection threads, watchdog, stopping)
  * and each connection (conn.c: peer check, requests, replies).
  */
-#ifndef MS_AGENT_SERVER_INTERNAL_H
-#define MS_AGENT_SERVER_INTERNAL_H
+#ifndef MS_AGENTD_SERVER_INTERNAL_H
+#define MS_AGENTD_SERVER_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "../signer/signer.h"
-#include "agent.h"
+#include "agentd.h"
 
 /* A request, once begun, and a reply come whole in good time. */
 #define FRAME_MS 10000

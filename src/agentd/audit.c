@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../common/json.h"
-#include "agent.h"
+#include "agentd.h"
 
 struct ms_agent_audit {
 	int fd;			/* -1: log nowhere */
