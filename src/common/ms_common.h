@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Error codes, byte spans, secret wiping, the PIN buffer and the CPU count shared by all of modsign. */
+/*
+ * Error codes, byte spans and their reader, secret wiping, the PIN buffer
+ * and the CPU count shared by all of modsign.
+ */
 #ifndef MS_COMMON_H
 #define MS_COMMON_H
 
@@ -37,6 +40,31 @@ struct ms_span {
 	const uint8_t *p;
 	size_t len;
 };
+
+/*
+ * Reading a span from the front (span.c), for parsers of fixed binary
+ * layouts. Each call consumes what it returns; on failure @s and the
+ * output are unchanged. Multi-byte integers are big-endian (network order,
+ * as the kernel's __be32 sig_len and the agent's frames).
+ */
+
+/**
+ * ms_span_take() - the next @n bytes of @s as *@out, which points into the
+ * same buffer as @s.
+ * Return: MS_OK; MS_E_MALFORMED when @s holds fewer than @n bytes;
+ * MS_E_ARG for a NULL @s or @out.
+ */
+ms_err ms_span_take(struct ms_span *s, size_t n, struct ms_span *out) MS_MUST_CHECK;
+
+/**
+ * ms_span_get_u8(), ms_span_get_be16(), ms_span_get_be32() - the next 1, 2
+ * or 4 bytes of @s as an unsigned integer in *@out.
+ * Return: MS_OK; MS_E_MALFORMED when @s is shorter; MS_E_ARG for a NULL
+ * @s or @out.
+ */
+ms_err ms_span_get_u8(struct ms_span *s, uint8_t *out) MS_MUST_CHECK;
+ms_err ms_span_get_be16(struct ms_span *s, uint16_t *out) MS_MUST_CHECK;
+ms_err ms_span_get_be32(struct ms_span *s, uint32_t *out) MS_MUST_CHECK;
 
 /**
  * ms_wipe() - overwrite @len bytes at @p with zeros in a way the compiler

@@ -7,7 +7,10 @@
 
 #include "modfmt.h"
 
-/* Byte offsets inside struct module_signature (include/linux/module_signature.h). */
+/*
+ * Byte offsets inside struct module_signature (include/linux/module_signature.h),
+ * for the builder; the parser reads the same fields in this order.
+ */
 #define OFF_ALGO	0
 #define OFF_HASH	1
 #define OFF_ID_TYPE	2
@@ -60,6 +63,7 @@ ms_mod_trailer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_len,
 		     struct ms_mod_sig_info *out)
 {
 	const uint8_t *info = NULL;
+	struct ms_span in;
 	struct ms_mod_sig_info si;
 
 	if (tail == NULL || out == NULL || tail_len < MS_MOD_TRAILER_LEN ||
@@ -71,16 +75,18 @@ ms_mod_trailer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_len,
 	if (memcmp(info + MS_MOD_INFO_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN) != 0) {
 		return MS_E_NOTFOUND;
 	}
-	si.algo = info[OFF_ALGO];
-	si.hash = info[OFF_HASH];
-	si.id_type = info[OFF_ID_TYPE];
-	si.signer_len = info[OFF_SIGNER_LEN];
-	si.key_id_len = info[OFF_KEY_ID_LEN];
-	si.pad[0] = info[OFF_PAD];
-	si.pad[1] = info[OFF_PAD + 1];
-	si.pad[2] = info[OFF_PAD + 2];
-	si.sig_len = (uint32_t)info[OFF_SIG_LEN] << 24 | (uint32_t)info[OFF_SIG_LEN + 1] << 16 |
-		     (uint32_t)info[OFF_SIG_LEN + 2] << 8 | (uint32_t)info[OFF_SIG_LEN + 3];
+	/* The fields in the order of struct module_signature; 12 bytes, so none can fail. */
+	in.p = info;
+	in.len = MS_MOD_INFO_LEN;
+	if (ms_span_get_u8(&in, &si.algo) != MS_OK || ms_span_get_u8(&in, &si.hash) != MS_OK ||
+	    ms_span_get_u8(&in, &si.id_type) != MS_OK ||
+	    ms_span_get_u8(&in, &si.signer_len) != MS_OK ||
+	    ms_span_get_u8(&in, &si.key_id_len) != MS_OK ||
+	    ms_span_get_u8(&in, &si.pad[0]) != MS_OK || ms_span_get_u8(&in, &si.pad[1]) != MS_OK ||
+	    ms_span_get_u8(&in, &si.pad[2]) != MS_OK || ms_span_get_be32(&in, &si.sig_len) != MS_OK ||
+	    in.len != 0) {
+		return MS_E_INTERNAL;
+	}
 
 	/* file_len >= tail_len >= 40 was checked above: no wrap-around. */
 	if ((uint64_t)si.sig_len >= file_len - MS_MOD_TRAILER_LEN) {
