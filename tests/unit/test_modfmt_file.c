@@ -221,7 +221,7 @@ state_of(const char *path, const uint8_t *bytes, size_t len, struct ms_mod_sig_i
 	tm_write(path, bytes, len, 0644);
 	ms_modfile_init(&mf);
 	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
-	err = ms_modfile_sig_state(&mf, info);
+	err = ms_modfile_sig_state(&mf, info, NULL);
 	ms_modfile_clear(&mf);
 	return err;
 }
