@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Error codes, byte spans and their reader, secret wiping, the PIN buffer
- * and the CPU count shared by all of modsign.
+ * Error codes, byte spans and their reader, secret wiping, reading a small
+ * file, the PIN buffer and the CPU count shared by all of modsign.
  */
 #ifndef MS_COMMON_H
 #define MS_COMMON_H
@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef enum {
 	MS_OK = 0,
@@ -106,6 +107,45 @@ struct ms_libver {
  */
 ms_err ms_libver_set(struct ms_libver *v, const char *name, const char *version,
 		     bool is_built_against) MS_MUST_CHECK;
+
+/*
+ * Where a failed small-file read or write went wrong: @op the call, @sys_errno
+ * its errno (0 when not a system error), @file_type the S_IFMT bits of a file
+ * refused for its type. Filled by ms_file_read_small() here and by
+ * ms_file_write_atomic() (src/modfmt).
+ */
+struct ms_file_fail {
+	const char *op;
+	int sys_errno;
+	mode_t file_type;
+};
+
+/**
+ * ms_file_read_small() - read a whole regular file of at most @max bytes
+ * (certificate, key, raw signature, PIN file) into a malloc'd buffer owned
+ * by the caller. Follows symlinks (reading through one is harmless). A
+ * larger file is MS_E_ARG with sys_errno EFBIG. On failure @fail (may be
+ * NULL) says which call failed and why, and *@out is NULL.
+ * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_NOMEM, MS_E_CHANGED (the file's
+ * size changed while it was read).
+ */
+ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
+			  struct ms_file_fail *fail) MS_MUST_CHECK;
+
+/**
+ * ms_file_kind() - what a file of type @type (S_IFMT bits) is, for a
+ * message: "a directory", "a FIFO (named pipe)", "a character device", ...
+ */
+const char *ms_file_kind(mode_t type);
+
+/**
+ * ms_file_fail_why() - the reason a small-file read or write failed with
+ * @err, as a message shows it after the file's name ("is a FIFO (named
+ * pipe), not a regular file", "open: No such file or directory"), into
+ * @out (@cap bytes, NUL-terminated). Library code (a key file's signer) and
+ * the CLI say it the same way.
+ */
+void ms_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap);
 
 /* The longest PIN or passphrase we accept; longer input is an error. */
 #define MS_PIN_MAX 256

@@ -234,13 +234,6 @@ ms_err ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest,
 /** ms_modfile_clear() - close descriptors, remove a leftover temp file. */
 void ms_modfile_clear(struct ms_modfile *mf);
 
-/* Where a failed small-file read or write went wrong (@file_type as in ms_modfile). */
-struct ms_file_fail {
-	const char *op;
-	int sys_errno;
-	mode_t file_type;
-};
-
 /**
  * ms_file_write_atomic() - create or replace @path with @len bytes from @p,
  * mode @mode, through a temp file in the same directory, fsync and rename,
@@ -252,31 +245,6 @@ struct ms_file_fail {
 ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
 			    enum ms_write_mode how, struct ms_tmp_set *tmps,
 			    struct ms_file_fail *fail) MS_MUST_CHECK;
-
-/**
- * ms_file_read_small() - read a whole regular file of at most @max bytes
- * (certificate, key, raw signature, PIN file) into a malloc'd buffer owned
- * by the caller. Follows symlinks (reading through one is harmless). A
- * larger file is MS_E_ARG with sys_errno EFBIG.
- * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_NOMEM.
- */
-ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
-			  struct ms_file_fail *fail) MS_MUST_CHECK;
-
-/**
- * ms_file_kind() - what a file of type @type (S_IFMT bits) is, for a
- * message: "a directory", "a FIFO (named pipe)", "a character device", ...
- */
-const char *ms_file_kind(mode_t type);
-
-/**
- * ms_file_fail_why() - the reason a small-file read or write failed with
- * @err, as a message shows it after the file's name ("is a FIFO (named
- * pipe), not a regular file", "open: No such file or directory"), into
- * @out (@cap bytes, NUL-terminated). Library code (a key file's signer) and
- * the CLI say it the same way.
- */
-void ms_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap);
 
 /**
  * ms_dir_sync() - fsync directory @dir, making the renames done in it with
