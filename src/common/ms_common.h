@@ -151,7 +151,7 @@ void ms_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_
 #define MS_PIN_MAX 256
 
 /*
- * The one PIN of a run, owned by the CLI (style guide, section 6). Library
+ * The one PIN of a run, owned by the CLI (HACKING, "Secrets"). Library
  * code gets a const pointer. @source names where it came from for messages
  * ("pin-source file", "terminal", "KBUILD_SIGN_PIN"); the value and its
  * length are never printed.
