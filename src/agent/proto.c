@@ -48,66 +48,18 @@ code_of_hash(enum ms_hash_alg alg, uint8_t *code)
 	return MS_E_ARG;
 }
 
-/* Reading: a span consumed from the front; lengths compared, never pointers. */
-static ms_err
-take(struct ms_span *in, size_t n, struct ms_span *out)
-{
-	if (n > in->len) {
-		return MS_E_MALFORMED;
-	}
-	out->p = in->p;
-	out->len = n;
-	in->p += n;
-	in->len -= n;
-	return MS_OK;
-}
-
-static ms_err
-take_u8(struct ms_span *in, unsigned *v)
-{
-	struct ms_span b;
-
-	if (take(in, 1, &b) != MS_OK) {
-		return MS_E_MALFORMED;
-	}
-	*v = b.p[0];
-	return MS_OK;
-}
-
-static ms_err
-take_u16(struct ms_span *in, size_t *v)
-{
-	struct ms_span b;
-
-	if (take(in, 2, &b) != MS_OK) {
-		return MS_E_MALFORMED;
-	}
-	*v = (size_t)b.p[0] << 8 | b.p[1];
-	return MS_OK;
-}
-
-static ms_err
-take_u32(struct ms_span *in, size_t *v)
-{
-	struct ms_span b;
-
-	if (take(in, 4, &b) != MS_OK) {
-		return MS_E_MALFORMED;
-	}
-	*v = (size_t)b.p[0] << 24 | (size_t)b.p[1] << 16 | (size_t)b.p[2] << 8 | b.p[3];
-	return MS_OK;
-}
+/* Reading: a span consumed from the front (ms_span_take() and friends, src/common). */
 
 /* A length-prefixed (u16) field of @min..@max bytes. */
 static ms_err
 take_field16(struct ms_span *in, size_t min, size_t max, struct ms_span *out)
 {
-	size_t n = 0;
+	uint16_t n = 0;
 
-	if (take_u16(in, &n) != MS_OK || n < min || n > max) {
+	if (ms_span_get_be16(in, &n) != MS_OK || n < min || n > max) {
 		return MS_E_MALFORMED;
 	}
-	return take(in, n, out);
+	return ms_span_take(in, n, out);
 }
 
 static bool
@@ -124,9 +76,10 @@ is_printable(const struct ms_span *s)
 ms_err
 ms_agent_frame_len(const uint8_t hdr[MS_AGENT_LEN_BYTES], size_t max, size_t *len)
 {
-	size_t n = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
+	struct ms_span h = { hdr, MS_AGENT_LEN_BYTES };
+	uint32_t n = 0;
 
-	if (n == 0 || n > max) {
+	if (ms_span_get_be32(&h, &n) != MS_OK || n == 0 || n > max) {
 		return MS_E_MALFORMED;
 	}
 	*len = n;
@@ -136,17 +89,17 @@ ms_agent_frame_len(const uint8_t hdr[MS_AGENT_LEN_BYTES], size_t max, size_t *le
 static ms_err
 parse_sign(struct ms_span *in, struct ms_agent_req *r, const char **why)
 {
-	unsigned code = 0, dlen = 0;
+	uint8_t code = 0, dlen = 0;
 
-	if (take_u8(in, &code) != MS_OK || hash_of_code((uint8_t)code, &r->hash) != MS_OK) {
+	if (ms_span_get_u8(in, &code) != MS_OK || hash_of_code(code, &r->hash) != MS_OK) {
 		*why = "SIGN: not a hash the kernel verifies modules with";
 		return MS_E_MALFORMED;
 	}
-	if (take_u8(in, &dlen) != MS_OK || dlen != ms_cms_hash_size(r->hash)) {
+	if (ms_span_get_u8(in, &dlen) != MS_OK || dlen != ms_cms_hash_size(r->hash)) {
 		*why = "SIGN: the digest is not as long as its hash's";
 		return MS_E_MALFORMED;
 	}
-	if (take(in, dlen, &r->digest) != MS_OK) {
+	if (ms_span_take(in, dlen, &r->digest) != MS_OK) {
 		*why = "SIGN: truncated digest";
 		return MS_E_MALFORMED;
 	}
@@ -165,8 +118,8 @@ ms_err
 ms_agent_req_parse(const uint8_t *p, size_t len, struct ms_agent_req *out, const char **why)
 {
 	struct ms_span in = { p, len };
-	unsigned type = 0;
-	size_t n = 0;
+	uint8_t type = 0, version = 0;
+	uint32_t n = 0;
 	ms_err err = MS_E_MALFORMED;
 
 	memset(out, 0, sizeof(*out));
@@ -175,22 +128,23 @@ ms_agent_req_parse(const uint8_t *p, size_t len, struct ms_agent_req *out, const
 		*why = "request over the size limit";
 		return MS_E_MALFORMED;
 	}
-	if (take_u8(&in, &type) != MS_OK) {
+	if (ms_span_get_u8(&in, &type) != MS_OK) {
 		return MS_E_MALFORMED;
 	}
 	switch (type) {
 	case MS_AGENT_HELLO:
 		out->type = MS_AGENT_HELLO;
-		if (take_u8(&in, &out->version) != MS_OK) {
+		if (ms_span_get_u8(&in, &version) != MS_OK) {
 			*why = "HELLO: no version";
 			return MS_E_MALFORMED;
 		}
+		out->version = version;
 		err = MS_OK;
 		break;
 	case MS_AGENT_MATCH:
 		out->type = MS_AGENT_MATCH;
-		if (take_u32(&in, &n) != MS_OK || n == 0 || n > MS_AGENT_CERT_MAX ||
-		    take(&in, n, &out->cert) != MS_OK) {
+		if (ms_span_get_be32(&in, &n) != MS_OK || n == 0 || n > MS_AGENT_CERT_MAX ||
+		    ms_span_take(&in, n, &out->cert) != MS_OK) {
 			*why = "MATCH: certificate empty, truncated or over 64 KiB";
 			return MS_E_MALFORMED;
 		}
@@ -347,19 +301,20 @@ ms_agent_req_encode(const struct ms_agent_req *r, uint8_t *out, size_t cap, size
 static ms_err
 parse_hello_ok(struct ms_span *in, struct ms_agent_reply *r)
 {
-	unsigned kt = 0;
-	size_t lanes = 0;
+	uint8_t version = 0, kt = 0;
+	uint16_t lanes = 0;
 
-	if (take_u8(in, &r->version) != MS_OK || take_u8(in, &kt) != MS_OK ||
-	    take_u16(in, &lanes) != MS_OK) {
+	if (ms_span_get_u8(in, &version) != MS_OK || ms_span_get_u8(in, &kt) != MS_OK ||
+	    ms_span_get_be16(in, &lanes) != MS_OK) {
 		return MS_E_MALFORMED;
 	}
+	r->version = version;
 	if (r->version != MS_AGENT_PROTO_VERSION || (kt != MS_KEY_RSA && kt != MS_KEY_EC) ||
 	    lanes == 0) {
 		return MS_E_MALFORMED;
 	}
 	r->key_type = kt == MS_KEY_RSA ? MS_KEY_RSA : MS_KEY_EC;
-	r->lanes = (unsigned)lanes;
+	r->lanes = lanes;
 	if (take_field16(in, 1, MS_AGENT_NAME_MAX, &r->key_name) != MS_OK ||
 	    !is_printable(&r->key_name)) {
 		return MS_E_MALFORMED;
@@ -372,11 +327,11 @@ ms_agent_reply_parse(const uint8_t *p, size_t len, enum ms_agent_msg expect,
 		     struct ms_agent_reply *out, const char **why)
 {
 	struct ms_span in = { p, len };
-	unsigned type = 0, status = 0;
+	uint8_t type = 0, status = 0;
 
 	memset(out, 0, sizeof(*out));
 	*why = "reply truncated";
-	if (take_u8(&in, &type) != MS_OK || take_u8(&in, &status) != MS_OK) {
+	if (ms_span_get_u8(&in, &type) != MS_OK || ms_span_get_u8(&in, &status) != MS_OK) {
 		return MS_E_MALFORMED;
 	}
 	if (type != MS_AGENT_REFUSAL && type != (expect | MS_AGENT_REPLY_BIT)) {

@@ -28,7 +28,8 @@
 #define DER_CTX3_CONS		0xa3	/* [3], constructed */
 
 /*
- * Ceilings (style guide, section 5). Exceeding one is an error.
+ * Ceilings (HACKING, "Untrusted input"): an excess is an error, never a
+ * truncation.
  * MS_CMS_CERT_MAX bounds the certificate and so every span taken from it,
  * which keeps all the size sums below far from SIZE_MAX.
  */

@@ -14,7 +14,7 @@
 
 #include "cms.h"
 
-/* Ceilings (style guide, section 5): exceeding one is an error. */
+/* Ceilings (HACKING, "Untrusted input"): an excess is an error. */
 #define MS_PKCS7_MAX		(256 * 1024)	/* the whole PKCS#7 blob */
 #define MS_PKCS7_SIGNERS_MAX	8
 #define MS_PKCS7_ALGS_MAX	8		/* digestAlgorithms members */

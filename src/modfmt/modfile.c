@@ -224,14 +224,9 @@ ms_modfile_rewind(struct ms_modfile *mf)
 	return MS_OK;
 }
 
-/*
- * The kernel (kernel/module/signing.c module_sig_check) looks for the
- * marker only when the file is longer than the marker; with the marker,
- * a file of 40 bytes or less leaves no room for the info block and a
- * module byte (mod_verify_sig: -EBADMSG). Those are MS_E_MALFORMED here.
- */
+/* The last 40 bytes, or the whole of a shorter module, for the one trailer judge. */
 ms_err
-ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
+ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info, const char **why)
 {
 	uint8_t tail[MS_MOD_TRAILER_LEN];
 	uint64_t size = 0;
@@ -239,6 +234,9 @@ ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
 	size_t got = 0;
 	int e = 0;
 
+	if (why != NULL) {
+		*why = NULL;
+	}
 	if (mf == NULL) {
 		return MS_E_ARG;
 	}
@@ -253,14 +251,7 @@ ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info)
 	if (got != len) {
 		return mf_fail(mf, "read", 0, MS_E_CHANGED);
 	}
-	if (len < MS_MOD_TRAILER_LEN) {
-		if (len > MS_MOD_MAGIC_LEN &&
-		    memcmp(tail + len - MS_MOD_MAGIC_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN) == 0) {
-			return MS_E_MALFORMED;
-		}
-		return MS_E_NOTFOUND;
-	}
-	return ms_mod_trailer_parse(tail, len, size, info);
+	return ms_mod_trailer_parse(tail, len, size, info, why);
 }
 
 void

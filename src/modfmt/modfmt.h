@@ -45,15 +45,26 @@ struct ms_mod_sig_info {
 ms_err ms_mod_trailer_build(uint32_t sig_len, uint8_t *out, size_t cap, size_t *out_len) MS_MUST_CHECK;
 
 /**
- * ms_mod_trailer_parse() - judge the last @tail_len (>= 40) bytes of a file
- * of @file_len bytes by the kernel's rules (kernel/module_signature.c
- * mod_check_sig): marker present, id_type 2, other fields zero, sig_len
- * within the file. Parses untrusted input.
- * Return: MS_OK (signed; *@out filled), MS_E_NOTFOUND (no marker: unsigned),
- * MS_E_MALFORMED (marker present but the info block breaks a rule).
+ * ms_mod_trailer_parse() - judge the last @tail_len bytes of a file of
+ * @file_len bytes by the kernel's rules (kernel/module/signing.c,
+ * kernel/module_signature.c mod_check_sig): marker present (and the file
+ * longer than it), room for the info block and a module byte, sig_len
+ * within the file, id_type 2, other fields zero. The one judge of a
+ * trailer: ms_modfile_sig_state() and ms_mod_layout_read() (strip.h) ask
+ * it. Parses untrusted input.
+ * @tail_len:	at least 40, or the whole file (@tail_len == @file_len).
+ * @why:	for MS_E_NOTFOUND and MS_E_MALFORMED, a static reason naming
+ *		the first rule broken, in the kernel's order: "not signed",
+ *		"trailer: file too short to hold a signature", "trailer:
+ *		sig_len reaches past the start of the file", "trailer: id_type
+ *		is not 2 (PKCS#7)", "trailer: non-zero algo, hash, signer_len,
+ *		key_id_len or pad in module_signature"; else NULL. May be NULL.
+ * Return: MS_OK (signed; *@out filled; sig_len may be 0, which the kernel's
+ * trailer check lets through), MS_E_NOTFOUND (no marker: unsigned),
+ * MS_E_MALFORMED (marker present but a rule broken), MS_E_ARG.
  */
 ms_err ms_mod_trailer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_len,
-			    struct ms_mod_sig_info *out) MS_MUST_CHECK;
+			    struct ms_mod_sig_info *out, const char **why) MS_MUST_CHECK;
 
 /*
  * Largest module we read or write, signed or not. finit_module(2) reads the
@@ -185,11 +196,15 @@ ms_err ms_modfile_read(struct ms_modfile *mf, uint8_t *buf, size_t cap, size_t *
 ms_err ms_modfile_rewind(struct ms_modfile *mf) MS_MUST_CHECK;
 
 /**
- * ms_modfile_sig_state() - whether the module already ends with a signature.
+ * ms_modfile_sig_state() - whether the module already ends with a
+ * signature: its last 40 bytes (or all of a shorter module) judged by
+ * ms_mod_trailer_parse(), which sets @why (may be NULL).
  * Return: MS_OK (signed, *@info filled), MS_E_NOTFOUND (unsigned),
- * MS_E_MALFORMED (marker with a broken info block), MS_E_IO.
+ * MS_E_MALFORMED (marker with a broken info block), MS_E_IO, MS_E_CHANGED,
+ * MS_E_ARG.
  */
-ms_err ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info) MS_MUST_CHECK;
+ms_err ms_modfile_sig_state(struct ms_modfile *mf, struct ms_mod_sig_info *info,
+			    const char **why) MS_MUST_CHECK;
 
 /**
  * ms_modfile_write_signed() - write module bytes + @cms + trailer to @dest,
@@ -219,13 +234,6 @@ ms_err ms_modfile_write_signed_prefix(struct ms_modfile *mf, const char *dest,
 /** ms_modfile_clear() - close descriptors, remove a leftover temp file. */
 void ms_modfile_clear(struct ms_modfile *mf);
 
-/* Where a failed small-file read or write went wrong (@file_type as in ms_modfile). */
-struct ms_file_fail {
-	const char *op;
-	int sys_errno;
-	mode_t file_type;
-};
-
 /**
  * ms_file_write_atomic() - create or replace @path with @len bytes from @p,
  * mode @mode, through a temp file in the same directory, fsync and rename,
@@ -237,31 +245,6 @@ struct ms_file_fail {
 ms_err ms_file_write_atomic(const char *path, const uint8_t *p, size_t len, mode_t mode,
 			    enum ms_write_mode how, struct ms_tmp_set *tmps,
 			    struct ms_file_fail *fail) MS_MUST_CHECK;
-
-/**
- * ms_file_read_small() - read a whole regular file of at most @max bytes
- * (certificate, key, raw signature, PIN file) into a malloc'd buffer owned
- * by the caller. Follows symlinks (reading through one is harmless). A
- * larger file is MS_E_ARG with sys_errno EFBIG.
- * Return: MS_OK, MS_E_IO, MS_E_ARG, MS_E_NOMEM.
- */
-ms_err ms_file_read_small(const char *path, size_t max, uint8_t **out, size_t *out_len,
-			  struct ms_file_fail *fail) MS_MUST_CHECK;
-
-/**
- * ms_file_kind() - what a file of type @type (S_IFMT bits) is, for a
- * message: "a directory", "a FIFO (named pipe)", "a character device", ...
- */
-const char *ms_file_kind(mode_t type);
-
-/**
- * ms_file_fail_why() - the reason a small-file read or write failed with
- * @err, as a message shows it after the file's name ("is a FIFO (named
- * pipe), not a regular file", "open: No such file or directory"), into
- * @out (@cap bytes, NUL-terminated). Library code (a key file's signer) and
- * the CLI say it the same way.
- */
-void ms_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap);
 
 /**
  * ms_dir_sync() - fsync directory @dir, making the renames done in it with

@@ -19,51 +19,6 @@ sfail(struct ms_modfile *mf, const char *op, const char *path, int e, ms_err err
 	return err;
 }
 
-static ms_err
-say(const char **why, const char *reason, ms_err err)
-{
-	if (why != NULL) {
-		*why = reason;
-	}
-	return err;
-}
-
-/*
- * ms_modfile_sig_state() said the marker is there but a rule is broken:
- * name the rule, checked in the kernel's order (mod_check_sig(), see
- * trailer.c). Offsets as in include/linux/module_signature.h.
- */
-static ms_err
-trailer_why(struct ms_modfile *mf, const char **why)
-{
-	uint8_t t[MS_MOD_TRAILER_LEN];
-	uint64_t size = mf->len;	/* > 0, checked at open */
-	uint32_t sig_len;
-	size_t got = 0;
-	int e = 0;
-
-	if (size <= MS_MOD_TRAILER_LEN) {
-		return say(why, "trailer: file too short to hold a signature", MS_E_MALFORMED);
-	}
-	if (ms_modfile_pread(mf, t, sizeof(t), size - sizeof(t), &got, &e) != MS_OK) {
-		return sfail(mf, "read", mf->path, e, MS_E_IO);
-	}
-	if (got != sizeof(t)) {
-		return sfail(mf, "read", mf->path, 0, MS_E_CHANGED);
-	}
-	sig_len = (uint32_t)t[8] << 24 | (uint32_t)t[9] << 16 | (uint32_t)t[10] << 8 |
-		  (uint32_t)t[11];
-	if ((uint64_t)sig_len >= size - MS_MOD_TRAILER_LEN) {
-		return say(why, "trailer: sig_len reaches past the start of the file",
-			   MS_E_MALFORMED);
-	}
-	if (t[2] != MS_MOD_ID_PKCS7) {
-		return say(why, "trailer: id_type is not 2 (PKCS#7)", MS_E_MALFORMED);
-	}
-	return say(why, "trailer: non-zero algo, hash, signer_len, key_id_len or pad "
-		   "in module_signature", MS_E_MALFORMED);
-}
-
 ms_err
 ms_mod_layout_read(struct ms_modfile *mf, struct ms_mod_layout *out, const char **why)
 {
@@ -76,13 +31,8 @@ ms_mod_layout_read(struct ms_modfile *mf, struct ms_mod_layout *out, const char 
 	if (mf == NULL || out == NULL || mf->fd < 0) {
 		return MS_E_ARG;
 	}
-	err = ms_modfile_sig_state(mf, &info);
-	if (err == MS_E_NOTFOUND) {
-		return say(why, "not signed", err);
-	}
-	if (err == MS_E_MALFORMED) {
-		return trailer_why(mf, why);
-	}
+	/* The trailer's one judge (ms_mod_trailer_parse()) names the rule broken. */
+	err = ms_modfile_sig_state(mf, &info, why);
 	if (err != MS_OK) {
 		return err;
 	}
@@ -92,7 +42,10 @@ ms_mod_layout_read(struct ms_modfile *mf, struct ms_mod_layout *out, const char 
 	 * the empty PKCS#7: a marker with nothing to parse is a broken signature.
 	 */
 	if (info.sig_len == 0) {
-		return say(why, "trailer: sig_len is 0 (no PKCS#7)", MS_E_MALFORMED);
+		if (why != NULL) {
+			*why = "trailer: sig_len is 0 (no PKCS#7)";
+		}
+		return MS_E_MALFORMED;
 	}
 	out->sig_len = info.sig_len;
 	out->info = info;

@@ -26,11 +26,12 @@ struct ms_mod_layout {
 /**
  * ms_mod_layout_read() - judge the trailer of the open module @mf by the
  * kernel's rules (ms_mod_trailer_parse()) and, when signed, give the
- * layout. Parses untrusted input.
+ * layout; a trailer with sig_len 0, which those rules let through, has no
+ * PKCS#7 to read and is refused here. Parses untrusted input.
  * @why:	for MS_E_NOTFOUND and MS_E_MALFORMED, a static reason naming
- *		the rule, in the kernel's order ("not signed", "trailer:
- *		sig_len reaches past the start of the file", "trailer: id_type
- *		is not 2 (PKCS#7)", "trailer: non-zero fields ..."); may be NULL.
+ *		the rule: ms_mod_trailer_parse()'s ("not signed", "trailer:
+ *		id_type is not 2 (PKCS#7)", ...), or "trailer: sig_len is 0
+ *		(no PKCS#7)"; else NULL. May be NULL.
  * Return: MS_OK (signed, *@out filled); MS_E_NOTFOUND (no marker);
  * MS_E_MALFORMED; MS_E_IO or MS_E_CHANGED (details in @mf); MS_E_ARG.
  */

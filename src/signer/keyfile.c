@@ -20,7 +20,7 @@
 #include <mbedtls/pkcs5.h>
 #include <mbedtls/rsa.h>
 
-#include "../modfmt/modfmt.h"
+#include "../common/ms_common.h"
 #include "signer_internal.h"
 
 #define KEY_FILE_MAX (64 * 1024)

@@ -47,25 +47,31 @@ check_accepted(const uint8_t *tail, size_t tail_len, uint64_t file_len,
 }
 
 static ms_err
-parse_mem(const uint8_t *tail, size_t tail_len, uint64_t file_len, uint32_t *sig_len)
+parse_mem(const uint8_t *tail, size_t tail_len, uint64_t file_len, uint32_t *sig_len,
+	  const char **why)
 {
 	struct ms_mod_sig_info si;
 	ms_err err;
 
 	memset(&si, 0xa5, sizeof(si));
-	err = ms_mod_trailer_parse(tail, tail_len, file_len, &si);
+	*why = "unset";
+	err = ms_mod_trailer_parse(tail, tail_len, file_len, &si, why);
 	*sig_len = si.sig_len;
 	if (err == MS_OK) {
 		check_accepted(tail, tail_len, file_len, &si);
 	} else if (err != MS_E_NOTFOUND && err != MS_E_MALFORMED && err != MS_E_ARG) {
 		fuzz_die("ms_mod_trailer_parse: unexpected error");
 	}
+	if ((err == MS_E_NOTFOUND || err == MS_E_MALFORMED) != (*why != NULL)) {
+		fuzz_die("ms_mod_trailer_parse: a reason without a refusal, or none with one");
+	}
 	return err;
 }
 
 /* The whole tail as a module file, opened and judged as verify/strip do. */
 static void
-parse_file(const uint8_t *p, size_t len, ms_err mem_err, uint32_t mem_sig_len)
+parse_file(const uint8_t *p, size_t len, ms_err mem_err, uint32_t mem_sig_len,
+	   const char *mem_why)
 {
 	struct ms_modfile mf;
 	struct ms_mod_layout l;
@@ -87,12 +93,17 @@ parse_file(const uint8_t *p, size_t len, ms_err mem_err, uint32_t mem_sig_len)
 	}
 	err = ms_mod_layout_read(&mf, &l, &why);
 	/*
-	 * The same verdict as from memory; except that a layout may refuse an
-	 * empty PKCS#7 (sig_len 0) that the kernel's trailer rules let pass.
+	 * The same verdict and reason as from memory (the file's tail, or all
+	 * of a file shorter than 40 bytes, goes to the same parser); except
+	 * that a layout refuses an empty PKCS#7 (sig_len 0) that the kernel's
+	 * trailer rules let pass.
 	 */
-	if (len >= MS_MOD_TRAILER_LEN && err != mem_err &&
-	    !(mem_err == MS_OK && mem_sig_len == 0 && err == MS_E_MALFORMED)) {
+	if (err != mem_err && !(mem_err == MS_OK && mem_sig_len == 0 && err == MS_E_MALFORMED)) {
 		fuzz_die("file and memory judge the same trailer differently");
+	}
+	if (err == mem_err && err != MS_OK && why != NULL && mem_why != NULL &&
+	    strcmp(why, mem_why) != 0) {
+		fuzz_die("file and memory give different reasons for the same trailer");
 	}
 	if ((err == MS_E_NOTFOUND || err == MS_E_MALFORMED) && why == NULL) {
 		fuzz_die("no reason for an unsigned or malformed module");
@@ -127,6 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *tail = NULL;
 	size_t tail_len = 0;
 	uint32_t sig_len = 0;
+	const char *why = NULL;
 	ms_err whole;
 
 	if (size < 8) {
@@ -134,8 +146,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tail = data + 8;
 	tail_len = size - 8;
-	(void)parse_mem(tail, tail_len, le64(data), &sig_len);
-	whole = parse_mem(tail, tail_len, tail_len, &sig_len);
-	parse_file(tail, tail_len, whole, sig_len);
+	(void)parse_mem(tail, tail_len, le64(data), &sig_len, &why);
+	whole = parse_mem(tail, tail_len, tail_len, &sig_len, &why);
+	parse_file(tail, tail_len, whole, sig_len, why);
 	return 0;
 }

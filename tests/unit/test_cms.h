@@ -14,9 +14,10 @@
 typedef ms_err (*cms_enc_fn)(const void *ctx, uint8_t *out, size_t cap, size_t *out_len);
 
 /*
- * Style guide, section 7: the size query (out == NULL), then every capacity
- * from 0 to len + 1 with guard bytes on both sides: MS_E_NOSPACE and an
- * untouched buffer below len, exactly @want from len up, guards intact.
+ * How every encoder is tested: the size query (out == NULL), then every
+ * capacity from 0 to len + 1 with guard bytes on both sides: MS_E_NOSPACE
+ * and an untouched buffer below len, exactly @want from len up, guards
+ * intact.
  */
 void cms_every_cap(cms_enc_fn fn, const void *ctx, const uint8_t *want, size_t want_len);
 

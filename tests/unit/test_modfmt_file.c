@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests for opening, reading and judging modules, and for ms_file_read_small(). */
+/* Unit tests for opening, reading and judging modules. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,7 +221,7 @@ state_of(const char *path, const uint8_t *bytes, size_t len, struct ms_mod_sig_i
 	tm_write(path, bytes, len, 0644);
 	ms_modfile_init(&mf);
 	CHECK_ERR(ms_modfile_open(&mf, path), MS_OK);
-	err = ms_modfile_sig_state(&mf, info);
+	err = ms_modfile_sig_state(&mf, info, NULL);
 	ms_modfile_clear(&mf);
 	return err;
 }
@@ -259,93 +259,5 @@ MS_TEST(modfmt_sig_state)
 		memcpy(buf + len - MS_MOD_MAGIC_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
 		CHECK_ERR(state_of(path, buf, len, &info), MS_E_MALFORMED);
 	}
-	tm_done();
-}
-
-MS_TEST(modfmt_read_small_ok)
-{
-	const char *d = tm_dir();
-	char path[TM_PATH], link[TM_PATH];
-	struct ms_file_fail f;
-	uint8_t *out = NULL;
-	size_t out_len = 0;
-
-	tm_join(path, d, "pin");
-	tm_join(link, d, "pin-link");
-	tm_write(path, (const uint8_t *)"1234\n", 5, 0600);
-	CHECK_ERR(ms_file_read_small(path, 5, &out, &out_len, &f), MS_OK);
-	CHECK(out_len == 5 && memcmp(out, "1234\n", 6) == 0);	/* NUL-terminated */
-	free(out);
-	/* Through a symlink too; no failure record needed. */
-	CHECK(symlink("pin", link) == 0);
-	CHECK_ERR(ms_file_read_small(link, 4096, &out, &out_len, NULL), MS_OK);
-	CHECK(out_len == 5 && out[5] == 0);
-	free(out);
-	/* Empty file. */
-	tm_write(path, NULL, 0, 0600);
-	CHECK_ERR(ms_file_read_small(path, 0, &out, &out_len, &f), MS_OK);
-	CHECK(out_len == 0 && out != NULL && out[0] == 0);
-	free(out);
-	tm_done();
-}
-
-MS_TEST(modfmt_read_small_errors)
-{
-	const char *d = tm_dir();
-	char path[TM_PATH];
-	struct ms_file_fail f;
-	uint8_t *out = NULL;
-	size_t out_len = 0;
-
-	tm_join(path, d, "cert");
-	tm_write(path, (const uint8_t *)"123456", 6, 0644);
-	CHECK_ERR(ms_file_read_small(path, 5, &out, &out_len, &f), MS_E_ARG);
-	CHECK(f.sys_errno == EFBIG && out == NULL);
-	CHECK_ERR(ms_file_read_small(d, 4096, &out, &out_len, &f), MS_E_ARG);
-	CHECK(f.sys_errno == EISDIR && strcmp(f.op, "open") == 0);
-	tm_join(path, d, "none");
-	CHECK_ERR(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_IO);
-	CHECK(f.sys_errno == ENOENT && strcmp(f.op, "open") == 0);
-	tm_join(path, d, "fifo");
-	CHECK(mkfifo(path, 0600) == 0);
-	CHECK_ERR(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_ARG);
-	CHECK(f.sys_errno == EINVAL && f.file_type == S_IFIFO);
-	CHECK_ERR(ms_file_read_small("/dev/null", 4096, &out, &out_len, &f), MS_E_ARG);
-	CHECK(f.sys_errno == EINVAL && f.file_type == S_IFCHR);
-	CHECK_ERR(ms_file_read_small(NULL, 4096, &out, &out_len, &f), MS_E_ARG);
-	CHECK_ERR(ms_file_read_small(path, 4096, NULL, &out_len, &f), MS_E_ARG);
-	tm_done();
-}
-
-MS_TEST(modfmt_read_small_size_changed)
-{
-	struct stat st;
-	struct ms_file_fail f;
-	uint8_t *out = NULL;
-	size_t out_len = 0;
-
-	/* A /proc file claims 0 bytes and then has more: never silently cut. */
-	if (stat("/proc/self/status", &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) {
-		MS_SKIP("no /proc");
-	}
-	CHECK_ERR(ms_file_read_small("/proc/self/status", 4096, &out, &out_len, &f), MS_E_CHANGED);
-	CHECK(out == NULL && strcmp(f.op, "read") == 0);
-}
-
-MS_TEST(modfmt_read_small_unreadable)
-{
-	const char *d = tm_dir();
-	char path[TM_PATH];
-	struct ms_file_fail f;
-	uint8_t *out = NULL;
-	size_t out_len = 0;
-
-	if (geteuid() == 0) {
-		MS_SKIP("root reads any file");
-	}
-	tm_join(path, d, "key");
-	tm_write(path, (const uint8_t *)"secret", 6, 0000);
-	CHECK_ERR(ms_file_read_small(path, 4096, &out, &out_len, &f), MS_E_IO);
-	CHECK(f.sys_errno == EACCES && strcmp(f.op, "open") == 0);
 	tm_done();
 }

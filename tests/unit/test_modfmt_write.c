@@ -30,7 +30,7 @@ MS_TEST(modfmt_write_in_place)
 		/* The result reads back as signed. */
 		ms_modfile_init(&mf);
 		CHECK_ERR(ms_modfile_open(&mf, fx.path), MS_OK);
-		CHECK_ERR(ms_modfile_sig_state(&mf, &info), MS_OK);
+		CHECK_ERR(ms_modfile_sig_state(&mf, &info, NULL), MS_OK);
 		CHECK(info.sig_len == TM_CMS_LEN);
 		ms_modfile_clear(&mf);
 		tm_fixture_free(&fx);

@@ -266,8 +266,8 @@ MS_TEST(p11_login_not_required)
 }
 
 /*
- * Issue 16: an empty PIN, or one shorter than the token's ulMinPinLen, would
- * only spend one of the token's tries; it is refused without a C_Login.
+ * An empty PIN, or one shorter than the token's ulMinPinLen, would only
+ * spend one of the token's tries; it is refused without a C_Login.
  */
 MS_TEST(p11_login_empty_or_short_pin_not_sent)
 {
@@ -306,7 +306,7 @@ MS_TEST(p11_login_empty_or_short_pin_not_sent)
 }
 
 /*
- * Issue 27: a PIN longer than ulMaxPinLen is refused without a C_Login
+ * A PIN longer than ulMaxPinLen is refused without a C_Login
  * (openCryptoki counts one as a wrong try); 0 and CK_UNAVAILABLE_INFORMATION
  * state no limit. The message names both limits, never the PIN.
  */
@@ -349,9 +349,9 @@ MS_TEST(p11_login_long_pin_not_sent)
 }
 
 /*
- * Issue 12: a URI without token= and two tokens, of which one holds the
- * key. The other shows nothing without a login: the one that shows the
- * key's public half is taken, and only it is logged in to.
+ * A URI without token= and two tokens, of which one holds the key. The
+ * other shows nothing without a login: the one that shows the key's
+ * public half is taken, and only it is logged in to.
  */
 MS_TEST(p11_open_two_tokens_one_holds)
 {

@@ -28,8 +28,9 @@ parse_only(const char *uri, char *detail, size_t cap)
 }
 
 /*
- * Issue 17: each names an attribute twice once p11-kit has deleted the
- * whitespace and folded its aliases; p11-kit alone keeps the last value.
+ * Each names an attribute twice once p11-kit has deleted the whitespace
+ * and folded its aliases; p11-kit alone keeps the last value, so such a
+ * URI is refused rather than read one way here and another way there.
  */
 MS_TEST(p11_uri_repeats_as_p11kit_reads)
 {
@@ -93,7 +94,7 @@ MS_TEST(p11_uri_empty_path_piece)
 	CHECK_ERR(parse_only("pkcs11:token=a;", detail, sizeof(detail)), MS_OK);
 }
 
-/* Issue 17: "%00" would cut a C string short ("12%0034" logs in with "12"). */
+/* "%00" would cut a C string short ("12%0034" logs in with "12"): refused. */
 MS_TEST(p11_uri_nul_refused)
 {
 	static const struct {
@@ -166,7 +167,7 @@ check_redact(const char *arg, const char *want)
 	CHECK(strcmp(out, want) == 0);
 }
 
-/* Issue 16: a URI in a message never shows a PIN, however it is spelled. */
+/* A URI in a message never shows a PIN, however it is spelled. */
 MS_TEST(p11_uri_redact)
 {
 	char out[32];

@@ -131,7 +131,7 @@ broken_trailer(size_t off_from_end, uint8_t val, const char *want_why)
 	tm_write(fx.path, fx.want, fx.want_len, 0644);
 	open_mod(&mf, fx.path);
 	CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
-	CHECK(why != NULL && strcmp(why, want_why) == 0);
+	CHECK_STR_EQ(why, want_why);
 	ms_modfile_clear(&mf);
 	CHECK(tm_equals(fx.path, fx.want, fx.want_len));
 	CHECK(tm_count(d) == 1);
@@ -153,6 +153,11 @@ MS_TEST(strip_broken_trailers)
 	broken_trailer(info - 8, 0x7f, "trailer: sig_len reaches past the start of the file");
 }
 
+/*
+ * A marker with no room for the info block and a module byte: every length
+ * from 29 to 40 bytes is a broken signature; 28 bytes (the marker alone)
+ * is no signature at all. Either way the file stays as it was.
+ */
 MS_TEST(strip_short_file_with_marker)
 {
 	const char *d = tm_dir();
@@ -161,14 +166,54 @@ MS_TEST(strip_short_file_with_marker)
 	struct ms_modfile mf;
 	const char *why = NULL;
 
-	memset(buf, 0, sizeof(buf));
-	memcpy(buf + MS_MOD_INFO_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
 	tm_join(path, d, "short.ko");
-	tm_write(path, buf, sizeof(buf), 0644);
-	open_mod(&mf, path);
+	for (size_t len = MS_MOD_MAGIC_LEN; len <= MS_MOD_TRAILER_LEN; len++) {
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf + len - MS_MOD_MAGIC_LEN, MS_MOD_MAGIC, MS_MOD_MAGIC_LEN);
+		tm_write(path, buf, len, 0644);
+		open_mod(&mf, path);
+		if (len == MS_MOD_MAGIC_LEN) {
+			CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_NOTFOUND);
+			CHECK_STR_EQ(why, "not signed");
+		} else {
+			CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
+			CHECK_STR_EQ(why, "trailer: file too short to hold a signature");
+		}
+		ms_modfile_clear(&mf);
+		CHECK(tm_equals(path, buf, len));
+		CHECK(tm_count(d) == 1);
+	}
+	tm_done();
+}
+
+/*
+ * sig_len 0 passes the kernel's trailer check (mod_check_sig) and fails
+ * later on the empty PKCS#7: the layout refuses it with its own reason.
+ */
+MS_TEST(strip_sig_len_zero)
+{
+	const char *d = tm_dir();
+	struct tm_fixture fx;
+	struct ms_modfile mf;
+	struct ms_mod_layout l;
+	const char *why = NULL;
+	uint8_t *sig_len;
+
+	tm_fixture_make(&fx, d, "a.ko", 0644);
+	/* The __be32 sig_len: bytes 8 to 11 of the 12-byte module_signature. */
+	sig_len = fx.want + fx.want_len - MS_MOD_TRAILER_LEN + 8;
+	memset(sig_len, 0, 4);
+	tm_write(fx.path, fx.want, fx.want_len, 0644);
+	open_mod(&mf, fx.path);
+	CHECK_ERR(ms_mod_layout_read(&mf, &l, &why), MS_E_MALFORMED);
+	CHECK_STR_EQ(why, "trailer: sig_len is 0 (no PKCS#7)");
+	why = NULL;
 	CHECK_ERR(ms_mod_strip(&mf, NULL, &why), MS_E_MALFORMED);
-	CHECK(strstr(why, "too short") != NULL);
+	CHECK_STR_EQ(why, "trailer: sig_len is 0 (no PKCS#7)");
 	ms_modfile_clear(&mf);
+	CHECK(tm_equals(fx.path, fx.want, fx.want_len));
+	CHECK(tm_count(d) == 1);
+	tm_fixture_free(&fx);
 	tm_done();
 }
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "modfmt_internal.h"
+#include "ms_common.h"
 
 static ms_err
 rs_fail(struct ms_file_fail *f, const char *op, int e, ms_err err)
