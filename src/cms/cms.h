@@ -59,8 +59,8 @@ size_t ms_cms_hash_size(enum ms_hash_alg alg);
 /**
  * ms_cms_hash_mbedtls_md() - the mbedtls_md_type_t of @alg, for the one
  * other user of mbedTLS hashes (the key-file signer's RFC 6979 HMAC);
- * MBEDTLS_MD_NONE (0) when this mbedTLS cannot compute it (SHA-3 before
- * mbedTLS 3.5). Module digests do not depend on it: ms_cms_digest_*
+ * MBEDTLS_MD_NONE (0) for SHA-3, which mbedTLS 2.28 lacks (with 3.6 too:
+ * one path for both). Module digests do not depend on it: ms_cms_digest_*
  * computes every hash here (nettle).
  */
 int ms_cms_hash_mbedtls_md(enum ms_hash_alg alg);
