@@ -15,7 +15,7 @@ root=$cache/root
 suite=trixie
 pkgs="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev
 libgmp-dev liblzma-dev libzstd-dev zlib1g-dev softhsm2 opensc openssl file kmod
-xz-utils zstd gzip p11-kit p11-kit-modules python3"
+xz-utils zstd gzip p11-kit p11-kit-modules python3 mount strace"
 
 die() {
 	echo "trixie-chroot: $*" >&2
