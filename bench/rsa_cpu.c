@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * CPU time of RSA PKCS#1 v1.5 signatures with a key file, side by side:
- * mbedTLS 2.28 (mbedtls_rsa_rsassa_pkcs1_v15_sign, blinded) against nettle's
+ * mbedTLS (mbedtls_rsa_rsassa_pkcs1_v15_sign, blinded) against nettle's
  * hogweed (src/signer/hogweed.c: blinded, the root side-channel-silent,
  * checked). The two run in interleaved batches (A B,
  * B A, ...), each batch timed with the process's CPU clock (user + system),
@@ -22,10 +22,26 @@
 #include <mbedtls/rsa.h>
 
 #include "cpu_clock.h"
+#include "../src/cms/mbedtls_compat.h"
 #include "../src/signer/signer_internal.h"
 
+/* The key file, NUL-terminated (mbedTLS counts the NUL of a PEM text), or NULL. */
+static uint8_t *
+read_key(const char *path, size_t *len)
+{
+	static uint8_t buf[64 * 1024];
+	FILE *f = fopen(path, "rb");
+	size_t n;
 
-
+	if (f == NULL) {
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	*len = n + 1;
+	return buf;
+}
 
 int
 main(int argc, char **argv)
@@ -41,7 +57,8 @@ main(int argc, char **argv)
 	mbedtls_entropy_context ent;
 	mbedtls_ctr_drbg_context drbg;
 	struct ms_hogweed_key *hog = NULL;
-	size_t n, len = 0;
+	size_t n, len = 0, key_len = 0;
+	const uint8_t *key;
 
 	if (argc < 2 || rounds < 1 || batch < 1) {
 		fprintf(stderr, "usage: %s KEY.pem [ROUNDS [BATCH]]\n", argv[0]);
@@ -51,9 +68,10 @@ main(int argc, char **argv)
 	mbedtls_pk_init(&pk);
 	mbedtls_entropy_init(&ent);
 	mbedtls_ctr_drbg_init(&drbg);
-	if (mbedtls_pk_parse_keyfile(&pk, argv[1], NULL) != 0 ||
+	key = read_key(argv[1], &key_len);
+	if (key == NULL || mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &ent, NULL, 0) != 0 ||
+	    ms_mbed_pk_parse_key(&pk, key, key_len, NULL, 0, mbedtls_ctr_drbg_random, &drbg) != 0 ||
 	    !mbedtls_pk_can_do(&pk, MBEDTLS_PK_RSA) ||
-	    mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &ent, NULL, 0) != 0 ||
 	    ms_signer_hogweed_new(mbedtls_pk_rsa(pk), &hog) != MS_OK) {
 		fprintf(stderr, "%s: cannot load the RSA key\n", argv[1]);
 		return 1;
@@ -77,11 +95,9 @@ main(int argc, char **argv)
 						fprintf(stderr, "nettle signature failed\n");
 						return 1;
 					}
-				} else if (mbedtls_rsa_rsassa_pkcs1_v15_sign(mbedtls_pk_rsa(pk),
-									     mbedtls_ctr_drbg_random, &drbg,
-									     MBEDTLS_RSA_PRIVATE,
-									     MBEDTLS_MD_NONE, sizeof(tbs), tbs,
-									     a) != 0) {
+				} else if (ms_mbed_rsa_pkcs1_v15_sign(mbedtls_pk_rsa(pk),
+								      mbedtls_ctr_drbg_random, &drbg,
+								      tbs, sizeof(tbs), a) != 0) {
 					fprintf(stderr, "mbedTLS signature failed\n");
 					return 1;
 				}

@@ -12,6 +12,7 @@
 #include <mbedtls/x509_crt.h>
 
 #include "cms_internal.h"
+#include "mbedtls_compat.h"
 
 /* OID TLV of id-ce-subjectKeyIdentifier 2.5.29.14 (RFC 5280, 4.2.1.2) */
 static const uint8_t oid_skid[] = { 0x06, 0x03, 0x55, 0x1d, 0x0e };
@@ -232,6 +233,7 @@ static ms_err
 parse_pem(mbedtls_x509_crt *crt, const char *text)
 {
 	mbedtls_pem_context pem;
+	struct ms_span der = { NULL, 0 };
 	size_t used = 0, n = 0;
 	ms_err err = MS_OK;
 	int ret;
@@ -246,7 +248,8 @@ parse_pem(mbedtls_x509_crt *crt, const char *text)
 			break;
 		}
 		if (ret == 0) {
-			err = parse_der(crt, pem.buf, pem.buflen);
+			der = ms_mbed_pem_buffer(&pem);
+			err = parse_der(crt, der.p, der.len);
 			n++;
 		} else {
 			err = (ret == MBEDTLS_ERR_PEM_ALLOC_FAILED) ? MS_E_NOMEM : MS_E_MALFORMED;
@@ -303,8 +306,7 @@ read_key(struct ms_cms_cert *cert)
 		return MS_E_UNSUPPORTED;
 	}
 	cert->type = MS_KEY_EC;
-	/* 2.28 field access; 3.x: mbedtls_ecp_keypair_get_group_id(). */
-	switch (mbedtls_pk_ec(*pk)->grp.id) {
+	switch (ms_mbed_ec_group_id(mbedtls_pk_ec(*pk))) {
 	case MBEDTLS_ECP_DP_SECP256R1:
 		cert->curve = MS_EC_P256;
 		return MS_OK;

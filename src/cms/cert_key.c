@@ -11,6 +11,7 @@
 #include <mbedtls/x509_crt.h>
 
 #include "cms_internal.h"
+#include "mbedtls_compat.h"
 
 /* Named-curve OID TLVs (RFC 5480, 2.1.1.1), as CKA_EC_PARAMS holds them. */
 static const uint8_t oid_p256[] = {	/* 1.2.840.10045.3.1.7 */
@@ -49,21 +50,33 @@ out:
 	return err;
 }
 
-/* The certificate's EC key against a point on curve @id. */
+/* The certificate's EC key against a point on curve @id: MS_OK, MS_E_MISMATCH, MS_E_NOMEM. */
 static ms_err
 ec_cmp(const struct ms_cms_cert *cert, mbedtls_ecp_group_id id, const mbedtls_ecp_point *q)
 {
 	const mbedtls_ecp_keypair *kp;
+	mbedtls_ecp_point cq;
+	ms_err err = MS_E_MISMATCH;
 
+	mbedtls_ecp_point_init(&cq);
 	if (cert->type != MS_KEY_EC) {
-		return MS_E_MISMATCH;
+		goto out;
 	}
-	/* 2.28 field access; 3.x: mbedtls_ecp_export() or _get_group_id(). */
 	kp = mbedtls_pk_ec(cert->crt->pk);
-	if (kp->grp.id != id || mbedtls_ecp_point_cmp(&kp->Q, q) != 0) {
-		return MS_E_MISMATCH;
+	if (ms_mbed_ec_group_id(kp) != id) {
+		goto out;
 	}
-	return MS_OK;
+	/* Copying the public point of a parsed key can only fail to allocate. */
+	if (ms_mbed_ec_export(kp, NULL, NULL, &cq) != 0) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	if (mbedtls_ecp_point_cmp(&cq, q) == 0) {
+		err = MS_OK;
+	}
+out:
+	mbedtls_ecp_point_free(&cq);
+	return err;
 }
 
 ms_err
@@ -150,8 +163,10 @@ ms_cms_cert_match_ec(const struct ms_cms_cert *cert, const uint8_t *params, size
 	enum ms_ec_curve curve = MS_EC_NONE;
 	struct ms_span q = { NULL, 0 };
 	const mbedtls_ecp_keypair *kp;
+	mbedtls_ecp_group grp;
 	mbedtls_ecp_point pt;
 
+	mbedtls_ecp_group_init(&grp);
 	mbedtls_ecp_point_init(&pt);
 	if (cert == NULL) {
 		err = MS_E_ARG;
@@ -170,14 +185,19 @@ ms_cms_cert_match_ec(const struct ms_cms_cert *cert, const uint8_t *params, size
 		goto out;
 	}
 	kp = mbedtls_pk_ec(cert->crt->pk);
+	if (mbedtls_ecp_group_load(&grp, ms_mbed_ec_group_id(kp)) != 0) {
+		err = MS_E_NOMEM;	/* the certificate's curve, loaded when it was parsed */
+		goto out;
+	}
 	/* Rejects compressed points, wrong lengths and the point at infinity. */
-	if (q.len < 2 || mbedtls_ecp_point_read_binary(&kp->grp, &pt, q.p, q.len) != 0) {
+	if (q.len < 2 || mbedtls_ecp_point_read_binary(&grp, &pt, q.p, q.len) != 0) {
 		err = MS_E_MALFORMED;
 		goto out;
 	}
-	err = ec_cmp(cert, kp->grp.id, &pt);
+	err = ec_cmp(cert, grp.id, &pt);
 out:
 	mbedtls_ecp_point_free(&pt);
+	mbedtls_ecp_group_free(&grp);
 	return err;
 }
 
@@ -189,9 +209,11 @@ pk_cmp(const struct ms_cms_cert *cert, const mbedtls_pk_context *pk)
 	const mbedtls_ecp_keypair *kp;
 	ms_err err = MS_E_MISMATCH;
 	mbedtls_mpi n, e;
+	mbedtls_ecp_point q;
 
 	mbedtls_mpi_init(&n);
 	mbedtls_mpi_init(&e);
+	mbedtls_ecp_point_init(&q);
 	if (t == MBEDTLS_PK_RSA) {
 		if (mbedtls_rsa_export(mbedtls_pk_rsa(*pk), &n, NULL, NULL, NULL, &e) != 0) {
 			err = MS_E_NOMEM;
@@ -200,11 +222,16 @@ pk_cmp(const struct ms_cms_cert *cert, const mbedtls_pk_context *pk)
 		err = rsa_cmp(cert, &n, &e);
 	} else if (t == MBEDTLS_PK_ECKEY || t == MBEDTLS_PK_ECDSA) {
 		kp = mbedtls_pk_ec(*pk);
-		err = ec_cmp(cert, kp->grp.id, &kp->Q);
+		if (ms_mbed_ec_export(kp, NULL, NULL, &q) != 0) {
+			err = MS_E_NOMEM;
+			goto out;
+		}
+		err = ec_cmp(cert, ms_mbed_ec_group_id(kp), &q);
 	}
 out:
 	mbedtls_mpi_free(&n);
 	mbedtls_mpi_free(&e);
+	mbedtls_ecp_point_free(&q);
 	return err;
 }
 

@@ -59,8 +59,8 @@ size_t ms_cms_hash_size(enum ms_hash_alg alg);
 /**
  * ms_cms_hash_mbedtls_md() - the mbedtls_md_type_t of @alg, for the one
  * other user of mbedTLS hashes (the key-file signer's RFC 6979 HMAC);
- * MBEDTLS_MD_NONE (0) when this mbedTLS cannot compute it (SHA-3 before
- * mbedTLS 3.5). Module digests do not depend on it: ms_cms_digest_*
+ * MBEDTLS_MD_NONE (0) for SHA-3, which mbedTLS 2.28 lacks (with 3.6 too:
+ * one path for both). Module digests do not depend on it: ms_cms_digest_*
  * computes every hash here (nettle).
  */
 int ms_cms_hash_mbedtls_md(enum ms_hash_alg alg);
@@ -148,7 +148,7 @@ void ms_cms_cert_subject(const struct ms_cms_cert *cert, char *out, size_t cap);
  * ms_cms_cert_match_rsa() - compare the certificate's key with an RSA public
  * key given as big-endian modulus and exponent (leading zeros allowed).
  * Return: MS_OK if equal, MS_E_MISMATCH if not (also for an EC certificate),
- * MS_E_MALFORMED for empty input.
+ * MS_E_MALFORMED for empty input, MS_E_NOMEM.
  */
 ms_err ms_cms_cert_match_rsa(const struct ms_cms_cert *cert, const uint8_t *n, size_t n_len,
 			     const uint8_t *e, size_t e_len) MS_MUST_CHECK;
@@ -158,7 +158,7 @@ ms_err ms_cms_cert_match_rsa(const struct ms_cms_cert *cert, const uint8_t *n, s
  * ECParameters (a named-curve OID, as CKA_EC_PARAMS holds it), @point the
  * point as CKA_EC_POINT holds it: either a DER OCTET STRING wrapping
  * 04||X||Y (PKCS#11 2.40) or the bare 04||X||Y (some tokens).
- * Return: MS_OK, MS_E_MISMATCH, MS_E_MALFORMED.
+ * Return: MS_OK, MS_E_MISMATCH, MS_E_MALFORMED, MS_E_NOMEM.
  */
 ms_err ms_cms_cert_match_ec(const struct ms_cms_cert *cert, const uint8_t *params, size_t params_len,
 			    const uint8_t *point, size_t point_len) MS_MUST_CHECK;
@@ -166,7 +166,7 @@ ms_err ms_cms_cert_match_ec(const struct ms_cms_cert *cert, const uint8_t *param
 /**
  * ms_cms_cert_match_spki() - compare with a DER SubjectPublicKeyInfo (as a
  * PEM key's public half or CKA_PUBLIC_KEY_INFO gives it).
- * Return: MS_OK, MS_E_MISMATCH, MS_E_MALFORMED.
+ * Return: MS_OK, MS_E_MISMATCH, MS_E_MALFORMED, MS_E_NOMEM.
  */
 ms_err ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spki,
 			      size_t spki_len) MS_MUST_CHECK;

@@ -11,16 +11,6 @@
 #include "cms_internal.h"
 
 /*
- * SHA-3 arrived in mbedTLS 3.5 (MBEDTLS_SHA3_C, MBEDTLS_MD_SHA3_*); the
- * 2.28 on Debian 12 has none, so those names stay unsupported there.
- */
-#if defined(MBEDTLS_SHA3_C)
-#define MS_HAVE_SHA3 1
-#else
-#define MS_HAVE_SHA3 0
-#endif
-
-/*
  * AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters ANY OPTIONAL }
  * (RFC 5280, 4.1.1.2). sign-file (OpenSSL CMS) writes digestAlgorithm with
  * the parameters absent (RFC 5754, 2: "SHOULD omit").
@@ -217,9 +207,10 @@ name_eq(const char *a, const char *b)
 }
 
 /*
- * MBEDTLS_MD_NONE when this mbedTLS cannot compute @alg. Our digests are
- * nettle's (digest.c); mbedTLS's hash is only wanted by the key-file signer
- * for the HMAC of deterministic ECDSA (RFC 6979).
+ * MBEDTLS_MD_NONE when mbedTLS 2.28 cannot compute @alg: SHA-3 arrived in
+ * 3.5, and 3.6's is not used either, so that a key file signs the same with
+ * both. Our digests are nettle's (digest.c); mbedTLS's hash is only wanted
+ * by the key-file signer for the HMAC of deterministic ECDSA (RFC 6979).
  */
 static mbedtls_md_type_t
 md_type(enum ms_hash_alg alg)
@@ -235,19 +226,10 @@ md_type(enum ms_hash_alg alg)
 		return MBEDTLS_MD_SHA384;
 	case MS_HASH_SHA512:
 		return MBEDTLS_MD_SHA512;
-#if MS_HAVE_SHA3
-	case MS_HASH_SHA3_256:
-		return MBEDTLS_MD_SHA3_256;
-	case MS_HASH_SHA3_384:
-		return MBEDTLS_MD_SHA3_384;
-	case MS_HASH_SHA3_512:
-		return MBEDTLS_MD_SHA3_512;
-#else
 	case MS_HASH_SHA3_256:
 	case MS_HASH_SHA3_384:
 	case MS_HASH_SHA3_512:
 		return MBEDTLS_MD_NONE;
-#endif
 	}
 	return MBEDTLS_MD_NONE;
 }

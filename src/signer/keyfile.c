@@ -20,6 +20,7 @@
 #include <mbedtls/pkcs5.h>
 #include <mbedtls/rsa.h>
 
+#include "../cms/mbedtls_compat.h"
 #include "../common/ms_common.h"
 #include "signer_internal.h"
 
@@ -33,6 +34,8 @@
  */
 struct pem_lane {
 	mbedtls_pk_context pk;		/* EC: every lane; RSA: lane 0 only */
+	mbedtls_ecp_group grp;		/* EC: the lane's copies of the curve */
+	mbedtls_mpi d;			/* and of the private value (secret) */
 	mbedtls_ctr_drbg_context drbg;	/* RSA blinding, ECDSA blinding */
 	int last_ret;			/* the last mbedTLS error */
 	const char *fail;		/* or what else failed last, static text */
@@ -90,8 +93,7 @@ static ms_err
 sign_ec(struct pem_lane *l, const struct ms_signer_req *req, uint8_t *sig, size_t cap,
 	size_t *sig_len)
 {
-	mbedtls_ecp_keypair *ec = mbedtls_pk_ec(l->pk);
-	size_t half = (ec->grp.pbits + 7) / 8;
+	size_t half = (l->grp.pbits + 7) / 8;
 	mbedtls_mpi r, s;
 	ms_err err = MS_E_INTERNAL;
 
@@ -101,7 +103,7 @@ sign_ec(struct pem_lane *l, const struct ms_signer_req *req, uint8_t *sig, size_
 		err = MS_E_NOSPACE;
 		goto out;
 	}
-	l->last_ret = mbedtls_ecdsa_sign_det_ext(&ec->grp, &r, &s, &ec->d, req->digest,
+	l->last_ret = mbedtls_ecdsa_sign_det_ext(&l->grp, &r, &s, &l->d, req->digest,
 						 req->digest_len, md_type(req->alg),
 						 mbedtls_ctr_drbg_random, &l->drbg);
 	if (l->last_ret != 0) {
@@ -186,8 +188,10 @@ pem_free(struct ms_signer *base)
 		return;
 	}
 	for (unsigned i = 0; i < ps->n_lanes; i++) {
-		/* mbedtls_pk_free zeroises the key material. */
+		/* mbedtls_pk_free and mbedtls_mpi_free zeroise the key material. */
 		mbedtls_pk_free(&ps->lane[i].pk);
+		mbedtls_ecp_group_free(&ps->lane[i].grp);
+		mbedtls_mpi_free(&ps->lane[i].d);
 		mbedtls_ctr_drbg_free(&ps->lane[i].drbg);
 	}
 	free(ps->lane);
@@ -317,6 +321,7 @@ key_bytes_get(const uint8_t *buf, size_t len, const struct ms_pin *pass, bool de
 	      struct key_bytes *kb, const char *path, char *why, size_t why_cap)
 {
 	mbedtls_pem_context pem;
+	struct ms_span der = { NULL, 0 };
 	size_t used = 0;
 	int ret;
 	ms_err err = MS_OK;
@@ -330,7 +335,8 @@ key_bytes_get(const uint8_t *buf, size_t len, const struct ms_pin *pass, bool de
 	ret = mbedtls_pem_read_buffer(&pem, "-----BEGIN ENCRYPTED PRIVATE KEY-----",
 				      "-----END ENCRYPTED PRIVATE KEY-----", buf, NULL, 0, &used);
 	if (ret == 0) {
-		err = pbes2_unwrap(pem.buf, pem.buflen, pass, derive, kb, path, why, why_cap);
+		der = ms_mbed_pem_buffer(&pem);
+		err = pbes2_unwrap(der.p, der.len, pass, derive, kb, path, why, why_cap);
 	} else if (ret != MBEDTLS_ERR_PEM_NO_HEADER_FOOTER_PRESENT) {
 		say(why, why_cap, path, "cannot parse private key", ret);
 		err = MS_E_MALFORMED;
@@ -357,7 +363,8 @@ parse_key(mbedtls_pk_context *pk, const struct key_bytes *kb, const struct ms_pi
 	if (!kb->is_pbes2 && is_pem(kb->p, len)) {
 		len++;
 	}
-	ret = mbedtls_pk_parse_key(pk, kb->p, len, pw, pw_len);
+	/* getrandom(2) for the blinding mbedTLS 3.x does while it parses. */
+	ret = ms_mbed_pk_parse_key(pk, kb->p, len, pw, pw_len, ms_mbed_rng, NULL);
 	if (ret == MBEDTLS_ERR_PK_PASSWORD_REQUIRED) {
 		say(why, why_cap, path, "key is encrypted and no passphrase was given", 0);
 		return MS_E_PIN;
@@ -479,6 +486,8 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 	snprintf(ps->path, sizeof(ps->path), "%s", path);
 	for (unsigned i = 0; i < lanes; i++) {
 		mbedtls_pk_init(&ps->lane[i].pk);
+		mbedtls_ecp_group_init(&ps->lane[i].grp);
+		mbedtls_mpi_init(&ps->lane[i].d);
 		mbedtls_ctr_drbg_init(&ps->lane[i].drbg);
 		ps->n_lanes = i + 1;
 		if (i == 0 || ps->rsa == NULL) {
@@ -495,6 +504,17 @@ ms_signer_keyfile_open(const char *path, const struct ms_pin *pass, unsigned lan
 				    "(p and q odd, d mod (p-1) below p, d mod (q-1) below q, q^-1 mod p below p)" :
 				    "nettle refuses the RSA key (it reads moduli up to 16384 bits "
 				    "with their CRT parameters)", 0);
+				goto out;
+			}
+		}
+		if (ps->rsa == NULL) {
+			/* EC: the curve and private value this lane signs with. */
+			ret = ms_mbed_ec_export(mbedtls_pk_ec(ps->lane[i].pk), &ps->lane[i].grp,
+						&ps->lane[i].d, NULL);
+			if (ret != 0) {
+				say(why, why_cap, path, "cannot copy the EC key", ret);
+				err = ret == MBEDTLS_ERR_MPI_ALLOC_FAILED ? MS_E_NOMEM :
+				      MS_E_INTERNAL;
 				goto out;
 			}
 		}

@@ -4,7 +4,8 @@
  * writes it (`openssl genpkey -aes256`, `openssl pkcs8 -topk8 -v2 ...`):
  * the parameters read by our own strict parser, the key derived with
  * mbedTLS's PBKDF2 and decrypted with its AES-CBC or DES-EDE3-CBC. mbedTLS
- * 2.28 decrypts PBES2 with DES only, so every PBES2 key file comes here.
+ * 2.28 decrypts PBES2 with DES only, so every PBES2 key file comes here
+ * (with 3.6, which reads AES too, as well: one path for both).
  * Parses untrusted input.
  */
 #include <stdarg.h>
@@ -13,8 +14,8 @@
 
 #include <mbedtls/cipher.h>
 #include <mbedtls/md.h>
-#include <mbedtls/pkcs5.h>
 
+#include "../cms/mbedtls_compat.h"
 #include "signer_internal.h"
 
 /* DER tags (X.690, 8.1.2). */
@@ -432,8 +433,7 @@ ms_signer_pbes2_decrypt(const struct ms_pbes2 *p, const uint8_t *pass, size_t pa
 {
 	static const uint8_t empty[1] = { 0 };
 	const struct cipher *c = cipher_of(p->cipher);
-	const mbedtls_md_info_t *md = NULL;
-	mbedtls_md_context_t hmac;
+	mbedtls_md_type_t md = MBEDTLS_MD_NONE;
 	mbedtls_cipher_context_t cbc;
 	uint8_t key[32];
 	size_t olen = 0;
@@ -442,7 +442,6 @@ ms_signer_pbes2_decrypt(const struct ms_pbes2 *p, const uint8_t *pass, size_t pa
 	int ret;
 	ms_err err = MS_E_INTERNAL;
 
-	mbedtls_md_init(&hmac);
 	mbedtls_cipher_init(&cbc);
 	if (c == NULL || c->key_len > sizeof(key) || p->iterations == 0 ||
 	    p->iterations > MS_PBES2_ITER_MAX || p->data.len == 0 ||
@@ -456,10 +455,10 @@ ms_signer_pbes2_decrypt(const struct ms_pbes2 *p, const uint8_t *pass, size_t pa
 	}
 	for (size_t i = 0; i < N_PRFS; i++) {
 		if (prfs[i].id == p->prf) {
-			md = mbedtls_md_info_from_type(prfs[i].md);
+			md = prfs[i].md;
 		}
 	}
-	if (md == NULL) {
+	if (md == MBEDTLS_MD_NONE) {
 		err = MS_E_ARG;
 		goto out;
 	}
@@ -468,12 +467,8 @@ ms_signer_pbes2_decrypt(const struct ms_pbes2 *p, const uint8_t *pass, size_t pa
 		pass_len = 0;
 	}
 	/* RFC 8018, 6.2.2 steps 3-4: DK = PBKDF2(P, S, c, dkLen). */
-	ret = mbedtls_md_setup(&hmac, md, 1);
-	if (ret == 0) {
-		ret = mbedtls_pkcs5_pbkdf2_hmac(&hmac, pass, pass_len, p->salt.p, p->salt.len,
-						(unsigned int)p->iterations,
-						(uint32_t)c->key_len, key);
-	}
+	ret = ms_mbed_pbkdf2_hmac(md, pass, pass_len, p->salt.p, p->salt.len,
+				  (unsigned int)p->iterations, key, c->key_len);
 	if (ret != 0) {
 		say(why, why_cap, "PBKDF2: %s", ret == MBEDTLS_ERR_MD_ALLOC_FAILED ?
 		    "out of memory" : "failed");
@@ -520,7 +515,6 @@ ms_signer_pbes2_decrypt(const struct ms_pbes2 *p, const uint8_t *pass, size_t pa
 	err = MS_OK;
 out:
 	ms_wipe(key, sizeof(key));
-	mbedtls_md_free(&hmac);		/* zeroises the HMAC state */
 	mbedtls_cipher_free(&cbc);	/* zeroises the key schedule */
 	if (err != MS_OK && out != NULL && err != MS_E_NOSPACE) {
 		ms_wipe(out, cap < p->data.len ? cap : p->data.len);

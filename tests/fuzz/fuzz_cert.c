@@ -21,6 +21,7 @@
 #include <mbedtls/x509_crt.h>
 
 #include "cms/cms_internal.h"
+#include "cms/mbedtls_compat.h"
 #include "cms/pkcs7.h"
 #include "fuzz.h"
 
@@ -158,12 +159,10 @@ self_match(const struct ms_cms_cert *cert)
 	} else {
 		mbedtls_ecp_keypair *kp = mbedtls_pk_ec(*pk);
 		uint8_t params[64];
-		size_t params_len = ec_params(kp->grp.id, params, sizeof(params));
+		size_t params_len = ec_params(ms_mbed_ec_group_id(kp), params, sizeof(params));
 		size_t qlen = 0, hdr = 0;
 
-		if (mbedtls_ecp_point_write_binary(&kp->grp, &kp->Q, MBEDTLS_ECP_PF_UNCOMPRESSED,
-						   &qlen, spki + 3, SPKI_CAP - 3) != 0 ||
-		    qlen > 255) {
+		if (ms_mbed_ec_write_point(kp, spki + 3, SPKI_CAP - 3, &qlen) != 0 || qlen > 255) {
 			fuzz_die("mbedTLS cannot write the point it parsed");
 		}
 		if (ms_cms_cert_match_ec(cert, params, params_len, spki + 3, qlen) != MS_OK) {

@@ -11,6 +11,7 @@
 #include <mbedtls/pk.h>
 #include <mbedtls/rsa.h>
 
+#include "../../src/cms/mbedtls_compat.h"
 #include "test.h"
 #include "test_cms.h"
 
@@ -44,8 +45,7 @@ ec_point(const mbedtls_ecp_keypair *kp, uint8_t *out, size_t cap)
 {
 	size_t len = 0;
 
-	CHECK(mbedtls_ecp_point_write_binary(&kp->grp, &kp->Q, MBEDTLS_ECP_PF_UNCOMPRESSED, &len,
-					     out, cap) == 0);
+	CHECK(ms_mbed_ec_write_point(kp, out, cap, &len) == 0);
 	return len;
 }
 

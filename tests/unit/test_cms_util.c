@@ -8,6 +8,7 @@
 #include <mbedtls/entropy.h>
 #include <mbedtls/pk.h>
 
+#include "../../src/cms/mbedtls_compat.h"
 #include "test.h"
 #include "test_cms.h"
 
@@ -148,7 +149,7 @@ cms_load_key(const char *name, mbedtls_pk_context *pk)
 	memcpy(z, p, len);
 	z[len] = 0;
 	mbedtls_pk_init(pk);
-	CHECK(mbedtls_pk_parse_key(pk, z, len + 1, NULL, 0) == 0);
+	CHECK(ms_mbed_pk_parse_key(pk, z, len + 1, NULL, 0, cms_rng, NULL) == 0);
 	ms_wipe(z, len + 1);
 	ms_wipe(p, len);
 	free(z);
@@ -173,29 +174,33 @@ cms_token_sign(const char *name, enum ms_hash_alg alg, const uint8_t *tbs, size_
 	       uint8_t *sig, size_t half)
 {
 	mbedtls_pk_context pk;
-	mbedtls_ecp_keypair *ec;
-	mbedtls_mpi r, s;
+	mbedtls_ecp_group grp;
+	mbedtls_mpi d, r, s;
 	uint8_t der[MBEDTLS_PK_SIGNATURE_MAX_SIZE];
 	size_t len = 0;
 
 	cms_load_key(name, &pk);
 	if (mbedtls_pk_get_type(&pk) == MBEDTLS_PK_RSA) {
-		CHECK(mbedtls_pk_sign(&pk, MBEDTLS_MD_NONE, tbs, tbs_len, der, &len, cms_rng,
-				      NULL) == 0);
+		CHECK(ms_mbed_pk_sign(&pk, MBEDTLS_MD_NONE, tbs, tbs_len, der, sizeof(der), &len,
+				      cms_rng, NULL) == 0);
 		mbedtls_pk_free(&pk);
 		memcpy(sig, der, len);
 		return len;
 	}
 	/* ECDSA over the digest itself, as CKM_ECDSA: r||s, @half bytes each. */
-	ec = mbedtls_pk_ec(pk);
+	mbedtls_ecp_group_init(&grp);
+	mbedtls_mpi_init(&d);
 	mbedtls_mpi_init(&r);
 	mbedtls_mpi_init(&s);
-	CHECK(mbedtls_ecdsa_sign_det_ext(&ec->grp, &r, &s, &ec->d, tbs, tbs_len, md_of(alg),
-					 cms_rng, NULL) == 0);
+	CHECK(ms_mbed_ec_export(mbedtls_pk_ec(pk), &grp, &d, NULL) == 0);
+	CHECK(mbedtls_ecdsa_sign_det_ext(&grp, &r, &s, &d, tbs, tbs_len, md_of(alg), cms_rng,
+					 NULL) == 0);
 	CHECK(mbedtls_mpi_write_binary(&r, sig, half) == 0);
 	CHECK(mbedtls_mpi_write_binary(&s, sig + half, half) == 0);
 	mbedtls_mpi_free(&r);
 	mbedtls_mpi_free(&s);
+	mbedtls_mpi_free(&d);
+	mbedtls_ecp_group_free(&grp);
 	mbedtls_pk_free(&pk);
 	return 2 * half;
 }

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include <gmp.h>
+#include <mbedtls/asn1write.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/rsa.h>
 
+#include "../../src/cms/mbedtls_compat.h"
 #include "../../src/signer/signer_internal.h"
 #include "test.h"
 #include "test_cms.h"
@@ -45,10 +47,8 @@ MS_TEST(hogweed_equals_mbedtls)
 			uint8_t tbs[128], want[MS_SIG_MAX], got[MS_SIG_MAX];
 			size_t tbs_len = digest_info(algs[j], tbs, sizeof(tbs)), got_len = 0;
 
-			CHECK(mbedtls_rsa_rsassa_pkcs1_v15_sign(mbedtls_pk_rsa(pk), cms_rng, NULL,
-								MBEDTLS_RSA_PRIVATE,
-								MBEDTLS_MD_NONE,
-								(unsigned int)tbs_len, tbs, want) == 0);
+			CHECK(ms_mbed_rsa_pkcs1_v15_sign(mbedtls_pk_rsa(pk), cms_rng, NULL, tbs,
+							 tbs_len, want) == 0);
 			CHECK_ERR(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, got,
 						     sizeof(got), &got_len), MS_OK);
 			CHECK(got_len == ms_signer_hogweed_size(k));
@@ -110,6 +110,51 @@ MS_TEST(hogweed_no_randomness_no_signature)
 	mbedtls_pk_free(&pk);
 }
 
+/*
+ * The TEST-ONLY key @name as an RSAPrivateKey (RFC 8017, A.1.2) whose
+ * coefficient, q^-1 mod p, is off by one, parsed into @out (mbedTLS 3.x
+ * keeps the CRT parameters private: the key is re-encoded, not edited).
+ */
+static void
+load_bad_qinv(const char *name, mbedtls_pk_context *out)
+{
+	mbedtls_pk_context pk;
+	mbedtls_mpi v[8];	/* version's successors: n e d p q dp dq qinv */
+	uint8_t buf[4096];
+	unsigned char *c = buf + sizeof(buf);
+	size_t len = 0;
+	int ret;
+
+	cms_load_key(name, &pk);
+	for (size_t i = 0; i < 8; i++) {
+		mbedtls_mpi_init(&v[i]);
+	}
+	CHECK(mbedtls_rsa_export(mbedtls_pk_rsa(pk), &v[0], &v[3], &v[4], &v[2], &v[1]) == 0);
+	CHECK(mbedtls_rsa_export_crt(mbedtls_pk_rsa(pk), &v[5], &v[6], &v[7]) == 0);
+	CHECK(mbedtls_mpi_add_int(&v[7], &v[7], 1) == 0);
+	/* mbedTLS writes DER backwards: last field first. */
+	for (size_t i = 8; i-- > 0;) {
+		ret = mbedtls_asn1_write_mpi(&c, buf, &v[i]);
+		CHECK(ret > 0);
+		len += (size_t)ret;
+	}
+	ret = mbedtls_asn1_write_int(&c, buf, 0);	/* version two-prime */
+	CHECK(ret > 0);
+	len += (size_t)ret;
+	ret = mbedtls_asn1_write_len(&c, buf, len);
+	CHECK(ret > 0);
+	len += (size_t)ret;
+	ret = mbedtls_asn1_write_tag(&c, buf, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+	CHECK(ret > 0);
+	len += (size_t)ret;
+	mbedtls_pk_init(out);
+	CHECK(ms_mbed_pk_parse_key(out, c, len, NULL, 0, cms_rng, NULL) == 0);
+	for (size_t i = 0; i < 8; i++) {
+		mbedtls_mpi_free(&v[i]);
+	}
+	mbedtls_pk_free(&pk);
+}
+
 /* A key whose q^-1 mod p is off by one: the CRT result fails the check. */
 MS_TEST(hogweed_checks_its_result)
 {
@@ -119,9 +164,8 @@ MS_TEST(hogweed_checks_its_result)
 	uint8_t tbs[128], sig[MS_SIG_MAX];
 	size_t tbs_len = digest_info(MS_HASH_SHA256, tbs, sizeof(tbs)), sig_len = 0;
 
-	cms_load_key("rsa2048", &pk);
+	load_bad_qinv("rsa2048", &pk);
 	rsa = mbedtls_pk_rsa(pk);
-	CHECK(mbedtls_mpi_add_int(&rsa->QP, &rsa->QP, 1) == 0);
 	CHECK_ERR(ms_signer_hogweed_new(rsa, &k), MS_OK);
 	CHECK_ERR(ms_signer_hogweed_sign(k, cms_rng, NULL, tbs, tbs_len, sig, sizeof(sig),
 				     &sig_len), MS_E_INTERNAL);

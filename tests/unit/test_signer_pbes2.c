@@ -13,8 +13,8 @@
 #include <mbedtls/md.h>
 #include <mbedtls/pem.h>
 #include <mbedtls/pk.h>
-#include <mbedtls/pkcs5.h>
 
+#include "../../src/cms/mbedtls_compat.h"
 #include "../../src/signer/signer_internal.h"
 #include "test.h"
 
@@ -365,6 +365,7 @@ static uint8_t *
 plain_key(size_t *len)
 {
 	mbedtls_pem_context pem;
+	struct ms_span der = { NULL, 0 };
 	size_t n = 0, used = 0;
 	uint8_t *pemtext = ms_test_read(ms_test_data("rsa2048.key.pem"), &n);
 	uint8_t *out;
@@ -372,10 +373,11 @@ plain_key(size_t *len)
 	mbedtls_pem_init(&pem);
 	CHECK(mbedtls_pem_read_buffer(&pem, "-----BEGIN PRIVATE KEY-----",
 				      "-----END PRIVATE KEY-----", pemtext, NULL, 0, &used) == 0);
-	out = malloc(pem.buflen);
+	der = ms_mbed_pem_buffer(&pem);
+	out = malloc(der.len);
 	CHECK(out != NULL);
-	memcpy(out, pem.buf, pem.buflen);
-	*len = pem.buflen;
+	memcpy(out, der.p, der.len);
+	*len = der.len;
 	mbedtls_pem_free(&pem);
 	free(pemtext);
 	return out;
@@ -413,7 +415,6 @@ encrypt(const struct combo *c, const uint8_t *plain, size_t len, size_t pad_len,
 	static const uint8_t salt[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	static const uint8_t iv[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
 					0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
-	mbedtls_md_context_t md;
 	mbedtls_cipher_context_t cbc;
 	uint8_t key[32];
 	uint8_t *in = malloc(len + pad_len);
@@ -423,10 +424,8 @@ encrypt(const struct combo *c, const uint8_t *plain, size_t len, size_t pad_len,
 	memcpy(in, plain, len);
 	memset(in + len, pad_value, pad_len);
 	CHECK((len + pad_len) % c->block == 0);
-	mbedtls_md_init(&md);
-	CHECK(mbedtls_md_setup(&md, mbedtls_md_info_from_type(c->md), 1) == 0);
-	CHECK(mbedtls_pkcs5_pbkdf2_hmac(&md, (const uint8_t *)PASS, strlen(PASS), salt,
-					sizeof(salt), 1000, (uint32_t)c->key_len, key) == 0);
+	CHECK(ms_mbed_pbkdf2_hmac(c->md, (const uint8_t *)PASS, strlen(PASS), salt, sizeof(salt),
+				  1000, key, c->key_len) == 0);
 	mbedtls_cipher_init(&cbc);
 	CHECK(mbedtls_cipher_setup(&cbc, mbedtls_cipher_info_from_type(c->cipher)) == 0);
 	CHECK(mbedtls_cipher_setkey(&cbc, key, (int)c->key_len * 8, MBEDTLS_ENCRYPT) == 0);
@@ -434,7 +433,6 @@ encrypt(const struct combo *c, const uint8_t *plain, size_t len, size_t pad_len,
 	CHECK(mbedtls_cipher_crypt(&cbc, iv, c->block, in, len + pad_len, out, &olen) == 0);
 	*out_len = olen;
 	mbedtls_cipher_free(&cbc);
-	mbedtls_md_free(&md);
 	free(in);
 }
 
@@ -482,7 +480,7 @@ MS_TEST(pbes2_decrypt_round_trip)
 		CHECK(dec_len == plain_len);
 		CHECK(memcmp(dec, plain, plain_len) == 0);
 		mbedtls_pk_init(&pk);
-		CHECK(mbedtls_pk_parse_key(&pk, dec, dec_len, NULL, 0) == 0);
+		CHECK(ms_mbed_pk_parse_key(&pk, dec, dec_len, NULL, 0, ms_mbed_rng, NULL) == 0);
 		CHECK(mbedtls_pk_can_do(&pk, MBEDTLS_PK_RSA));
 		mbedtls_pk_free(&pk);
 		/* The wrong passphrase: the padding does not come out. */

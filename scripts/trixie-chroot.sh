@@ -1,0 +1,150 @@
+#!/bin/sh
+# Builds and runs a cached Debian 13 (trixie) chroot, to build and test
+# modsign against mbedTLS 3.6 (issue 28). Run as root.
+# Usage: scripts/trixie-chroot.sh create
+#        scripts/trixie-chroot.sh run SRCDIR COMMAND...
+#   create  makes /var/cache/modsign-trixie/root with the build packages,
+#           or brings an existing one up to date (idempotent)
+#   run     bind-mounts /proc, /dev, /dev/pts, /sys and SRCDIR (at /src) into the
+#           chroot, runs COMMAND there in /src with sh -c, unmounts
+# MODSIGN_TRIXIE_CACHE overrides /var/cache/modsign-trixie. The mirror is the
+# one the machine's own apt sources use for its Debian release.
+set -eu
+cache=${MODSIGN_TRIXIE_CACHE:-/var/cache/modsign-trixie}
+root=$cache/root
+suite=trixie
+pkgs="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev
+libgmp-dev liblzma-dev libzstd-dev zlib1g-dev softhsm2 opensc openssl file kmod
+xz-utils zstd gzip p11-kit p11-kit-modules python3 mount strace"
+
+die() {
+	echo "trixie-chroot: $*" >&2
+	exit 1
+}
+
+# The URI of the entry whose suites name this machine's codename (so not a
+# -security or -updates entry), from one-line and deb822 sources files.
+host_mirror() {
+	# shellcheck disable=SC1091
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[ -n "$codename" ] || die "no VERSION_CODENAME in /etc/os-release"
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk -v c="$codename" '
+			$1 == "deb" {
+				i = 2
+				if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+				if ($(i + 1) == c) { print $i; exit }
+			}' "$f"
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		# deb822: stanzas separated by blank lines.
+		awk -v c="$codename" '
+			function flush() {
+				if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " c " ") && uri != "")
+					{ print uri; found = 1; exit }
+				types = ""; suites = ""; uri = ""
+			}
+			/^[ \t]*$/ { flush(); next }
+			/^Types:/ { sub(/^Types:[ \t]*/, ""); types = $0 }
+			/^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
+			/^URIs:/ { sub(/^URIs:[ \t]*/, ""); split($0, u, /[ \t]+/); uri = u[1] }
+			END { if (!found) flush() }' "$f"
+	done | head -n 1
+}
+
+create() {
+	[ "$(id -u)" -eq 0 ] || die "run as root"
+	# $pkgs split into words on purpose, here and below: one line, single spaces.
+	# shellcheck disable=SC2086,SC2116
+	want=$(echo $pkgs)
+	if [ -f "$root/.modsign-packages" ] &&
+		[ "$(cat "$root/.modsign-packages")" = "$want" ]; then
+		echo "trixie-chroot: $root is ready"
+		return 0
+	fi
+	command -v mmdebstrap >/dev/null || die "install mmdebstrap"
+	mirror=$(host_mirror)
+	[ -n "$mirror" ] || die "no Debian mirror found in /etc/apt/sources*"
+	if [ -f "$root/.modsign-packages" ]; then
+		# The list changed: add packages to the existing chroot.
+		with_mounts "" apt-get update
+		# shellcheck disable=SC2086
+		with_mounts "" env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends $want
+	else
+		# A directory without the stamp is a creation that did not end.
+		# Never remove through a bind mount a killed run left behind.
+		if awk -v r="$root/" 'index($2, r) == 1 { m = 1 } END { exit !m }' \
+			/proc/self/mounts; then
+			die "something is still mounted under $root: unmount it first"
+		fi
+		rm -rf --one-file-system "$root"
+		mkdir -p "$cache"
+		mmdebstrap --variant=apt --include="$(echo "$want" | tr ' ' ',')" \
+			"$suite" "$root" "deb $mirror $suite main"
+	fi
+	echo "$want" >"$root/.modsign-packages"
+	echo "trixie-chroot: $root is ready ($mirror $suite)"
+}
+
+mounted=""
+
+unmount_all() {
+	for m in $mounted; do
+		umount "$m" || echo "trixie-chroot: umount $m failed" >&2
+	done
+	mounted=""
+}
+
+bind() {
+	mkdir -p "$2"
+	if ! mountpoint -q "$2"; then
+		mount --bind "$1" "$2"
+		mounted="$2 $mounted"
+	fi
+}
+
+# with_mounts SRCDIR COMMAND...: runs COMMAND in the chroot, SRCDIR at /src.
+with_mounts() {
+	src=$1
+	shift
+	trap unmount_all EXIT
+	trap 'exit 130' INT TERM
+	bind /proc "$root/proc"
+	bind /dev "$root/dev"
+	bind /dev/pts "$root/dev/pts"	# openpty(3): the PIN prompt tests
+	bind /sys "$root/sys"
+	dir=/
+	if [ -n "$src" ]; then
+		bind "$src" "$root/src"
+		dir=/src
+	fi
+	rc=0
+	# shellcheck disable=SC2016 # expanded by the shell inside the chroot
+	chroot "$root" /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$dir" "$@" ||
+		rc=$?
+	unmount_all
+	trap - EXIT INT TERM
+	return $rc
+}
+
+[ $# -ge 1 ] || die "usage: $0 create | run SRCDIR COMMAND..."
+cmd=$1
+shift
+case $cmd in
+create)
+	create
+	;;
+run)
+	[ $# -ge 2 ] || die "usage: $0 run SRCDIR COMMAND..."
+	[ -f "$root/.modsign-packages" ] || die "no chroot: run $0 create"
+	src=$(cd "$1" && pwd)
+	shift
+	with_mounts "$src" sh -c "$*"
+	;;
+*)
+	die "unknown command $cmd"
+	;;
+esac
