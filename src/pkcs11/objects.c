@@ -155,6 +155,7 @@ struct ec_curve {
 	const uint8_t *oid;	/* DER OBJECT IDENTIFIER, tag and length included */
 	size_t oid_len;
 	size_t field_len;	/* bytes in r and in s */
+	size_t widen_len;	/* a shorter digest is widened to this (sign.c) */
 };
 
 /* 1.2.840.10045.3.1.7 prime256v1 / NIST P-256 */
@@ -166,25 +167,25 @@ static const uint8_t oid_p521[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23 };
 
 /* The curves the kernel's ECDSA verifier knows (crypto/ecdsa.c), P-192 aside. */
 static const struct ec_curve curves[] = {
-	{ oid_p256, sizeof(oid_p256), 32 },
-	{ oid_p384, sizeof(oid_p384), 48 },
-	{ oid_p521, sizeof(oid_p521), 66 },
+	{ oid_p256, sizeof(oid_p256), 32, 32 },
+	{ oid_p384, sizeof(oid_p384), 48, 48 },
+	{ oid_p521, sizeof(oid_p521), 66, 64 },	/* 64 bytes: 512 of the order's 521 bits */
 };
 
 /*
  * @params is the DER ECParameters of CKA_EC_PARAMS; only the namedCurve
  * choice of a known curve is accepted (PKCS#11 3.0, 2.3.3).
- * Return: bytes in each of r and s, 0 for any other value.
+ * Return: the curve's entry, NULL for any other value.
  */
-static size_t
-ec_field_len(const uint8_t *params, size_t len)
+static const struct ec_curve *
+ec_curve_find(const uint8_t *params, size_t len)
 {
 	for (size_t i = 0; i < sizeof(curves) / sizeof(curves[0]); i++) {
 		if (len == curves[i].oid_len && memcmp(params, curves[i].oid, len) == 0) {
-			return curves[i].field_len;
+			return &curves[i];
 		}
 	}
-	return 0;
+	return NULL;
 }
 
 /*
@@ -394,11 +395,13 @@ static ms_err
 key_sig_len(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
 {
 	uint8_t buf[MS_P11I_MODULUS_MAX];
-	size_t len = 0, field = 0, skip = 0;
+	const struct ec_curve *curve = NULL;
+	size_t len = 0, skip = 0;
 	bool is_present = false;
 	ms_err err;
 
 	p11->key_sig_len = 0;
+	p11->key_ec_widen_len = 0;
 	if (p11->key_type == MS_P11_KEY_EC) {
 		err = attr_get(p11, p11->sess[0].h, key, CKA_EC_PARAMS, buf,
 			       MS_P11I_EC_PARAMS_MAX, &len, &p11->fail);
@@ -410,13 +413,14 @@ key_sig_len(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
 		if (err != MS_OK) {
 			return err;
 		}
-		field = ec_field_len(buf, len);
-		if (field == 0) {
+		curve = ec_curve_find(buf, len);
+		if (curve == NULL) {
 			ms_p11i_fail_set(&p11->fail, NULL, CKR_OK,
 					 "EC key on a curve other than P-256, P-384 or P-521");
 			return MS_E_UNSUPPORTED;
 		}
-		p11->key_sig_len = 2 * field;
+		p11->key_sig_len = 2 * curve->field_len;
+		p11->key_ec_widen_len = curve->widen_len;
 		return MS_OK;
 	}
 	/* RSA: unknown (0) if the key hides its modulus; C_Sign then decides. */

@@ -239,7 +239,9 @@ ms_err ms_p11_session_add(struct ms_p11 *p11, unsigned *index) MS_MUST_CHECK;
 /**
  * ms_p11_sign() - one C_SignInit + C_Sign on session @session with the found
  * key: CKM_RSA_PKCS over @tbs (a DigestInfo) or CKM_ECDSA over @tbs (a
- * digest), after a context-specific login when the key needs one. RSA gives
+ * digest; one shorter than the curve's order is left-padded with zeros to
+ * 32, 48 or 64 bytes, which keeps its value: sign.c says why), after a
+ * context-specific login when the key needs one. RSA gives
  * modulus-length bytes, EC gives r||s. Different sessions may be used from
  * different threads at once; the failure of a call on session @session is
  * kept for ms_p11_session_fail().

@@ -92,6 +92,7 @@ struct ms_p11 {
 	enum ms_p11_key_type key_type;
 	bool key_always_auth;
 	size_t key_sig_len;		/* expected C_Sign length; 0 unknown (RSA only) */
+	size_t key_ec_widen_len;	/* EC: shorter digests are left-padded to this */
 	uint8_t key_id[MS_P11I_ID_MAX];
 	size_t key_id_len;
 	bool key_has_id;

@@ -118,6 +118,33 @@ sign_precheck(struct ms_p11 *p11, struct ms_p11i_session *s, size_t tbs_len, siz
 	return MS_OK;
 }
 
+/*
+ * CKM_ECDSA takes the hash value itself, of any length (PKCS#11 3.0
+ * mechanisms, 2.3.6), and ECDSA signs the integer made of its leftmost
+ * bits, as many as the curve order has (FIPS 186-4, 6.4; SEC 1 v2, 4.1.3).
+ * tpm2-pkcs11 tells the hash by the length and refuses a 28-byte SHA-224
+ * digest (CKR_GENERAL_ERROR). So a shorter digest is left-padded with zeros
+ * to the widest of 32, 48 and 64 bytes that the order's bit length takes
+ * whole (key_ec_widen_len: P-256 32, P-384 48, P-521 64): the integer is
+ * the same, so is the signature's meaning, and the CMS still names the
+ * digest's own hash. Wider padding would be cut by the token and change
+ * the value. @buf holds @cap bytes.
+ */
+static void
+ec_widen(const struct ms_p11 *p11, const uint8_t **tbs, size_t *tbs_len, uint8_t *buf,
+	 size_t cap)
+{
+	size_t want = p11->key_ec_widen_len;
+
+	if (p11->key_type != MS_P11_KEY_EC || *tbs_len >= want || want > cap) {
+		return;
+	}
+	memset(buf, 0, want - *tbs_len);
+	memcpy(buf + (want - *tbs_len), *tbs, *tbs_len);
+	*tbs = buf;
+	*tbs_len = want;
+}
+
 /* Judges what C_Sign returned; the module's length is untrusted. */
 static ms_err
 sign_check(struct ms_p11 *p11, struct ms_p11i_session *s, CK_ULONG got, size_t cap)
@@ -144,6 +171,7 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 	CK_MECHANISM mech = { .mechanism = CKM_RSA_PKCS, .pParameter = NULL,
 			      .ulParameterLen = 0 };
 	CK_OBJECT_HANDLE key = CK_INVALID_HANDLE;
+	uint8_t wide[64];
 	CK_ULONG got = 0;
 	ms_err err = MS_E_INTERNAL;
 	CK_RV rv;
@@ -168,6 +196,7 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 	}
 	if (p11->key_type == MS_P11_KEY_EC) {
 		mech.mechanism = CKM_ECDSA;
+		ec_widen(p11, &tbs, &tbs_len, wide, sizeof(wide));
 	}
 	key = sign_key(p11, s);
 	rv = p11->fl->C_SignInit(s->h, &mech, key);

@@ -239,6 +239,11 @@ wrap_sign(CK_SESSION_HANDLE h, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig,
 	CK_RV rv = wrap_real->C_Sign(h, data, len, sig, sig_len);
 
 	p11t_wrap.n_sign++;
+	p11t_wrap.sign_data_len = 0;
+	if (len <= sizeof(p11t_wrap.sign_data)) {
+		memcpy(p11t_wrap.sign_data, data, len);
+		p11t_wrap.sign_data_len = len;
+	}
 	if (rv == CKR_OK && p11t_wrap.sign_len_add != 0) {
 		*sig_len = cap + p11t_wrap.sign_len_add;	/* claims more than it may */
 	}

@@ -56,6 +56,8 @@ struct p11t_wrap {
 	CK_ATTRIBUTE_TYPE attr_type;	/* attribute attr_mode applies to */
 	int attr_mode;
 	CK_ULONG sign_len_add;		/* C_Sign claims cap + this many bytes */
+	uint8_t sign_data[MS_P11I_TBS_MAX];	/* what the last C_Sign was given */
+	CK_ULONG sign_data_len;
 };
 
 extern struct p11t_wrap p11t_wrap;

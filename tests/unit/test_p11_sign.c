@@ -138,6 +138,52 @@ MS_TEST(p11_sign_ec_sizes_and_verify)
 	p11t_done(NULL);
 }
 
+/*
+ * A digest shorter than the curve takes reaches C_Sign left-padded with
+ * zeros to 32, 48 or 64 bytes (tpm2-pkcs11 refuses 28 bytes), never past
+ * the order's bit length; the signature verifies over the digest itself.
+ */
+MS_TEST(p11_sign_ec_short_digest_widened)
+{
+	static const struct {
+		const char *uri, *key;
+		size_t digest_len, want_len;
+	} cases[] = {
+		{ URI("object=ec256"), "ec256.key.pem", 28, 32 },	/* SHA-224 */
+		{ URI("object=ec256"), "ec256.key.pem", 20, 32 },	/* SHA-1 */
+		{ URI("object=ec256"), "ec256.key.pem", 48, 48 },	/* SHA-384: cut by ECDSA */
+		{ URI("object=ec384"), "ec384.key.pem", 32, 48 },
+		{ URI("object=ec384"), "ec384.key.pem", 28, 48 },
+		{ URI("id=%06"), "ec521.key.pem", 48, 64 },
+		{ URI("id=%06"), "ec521.key.pem", 28, 64 },
+		{ URI("id=%06"), "ec521.key.pem", 64, 64 },
+	};
+	uint8_t digest[64], sig[200];
+	struct ms_pin pin;
+	size_t sig_len = 0;
+
+	p11t_token();
+	for (size_t i = 0; i < sizeof(digest); i++) {
+		digest[i] = (uint8_t)(0x81 + i);	/* top bit set: a lost zero shows */
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ms_p11 *p11 = p11t_open_key(cases[i].uri, &pin, MS_P11_KEY_EC);
+		size_t n = cases[i].digest_len, pad = cases[i].want_len - n;
+
+		p11t_wrap_install(p11);
+		CHECK_ERR(ms_p11_sign(p11, 0, digest, n, sig, sizeof(sig), &sig_len), MS_OK);
+		CHECK_EQ(p11t_wrap.sign_data_len, cases[i].want_len);
+		for (size_t j = 0; j < pad; j++) {
+			CHECK_EQ(p11t_wrap.sign_data[j], 0);
+		}
+		CHECK_MEM_EQ(p11t_wrap.sign_data + pad, digest, n);
+		openssl_ec_verify(cases[i].key, digest, n, sig, sig_len);
+		p11t_wrap_remove(p11);
+		ms_p11_close(p11);
+	}
+	p11t_done(NULL);
+}
+
 MS_TEST(p11_sign_refusals)
 {
 	uint8_t tbs[64], sig[512];
