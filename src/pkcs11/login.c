@@ -194,6 +194,21 @@ ms_p11_login(struct ms_p11 *p11, const struct ms_pin *pin, unsigned flags)
 		p11->login_done = true;
 		return MS_OK;
 	}
+	if (rv == CKR_PIN_LOCKED && ms_p11i_token_is_tpm(p11)) {
+		/*
+		 * A TPM counts wrong PINs itself and then refuses every one, the
+		 * right one too (tpm2-pkcs11 maps TPM_RC_LOCKOUT): no security
+		 * officer resets that.
+		 */
+		atomic_store(&p11->pin_rejected, true);
+		ms_p11i_fail_set(&p11->fail, "C_Login", rv, "token \"%s\" is locked by the "
+				 "TPM's dictionary-attack protection (too many wrong PINs or "
+				 "authorisations); `tpm2_dictionarylockout --clear-lockout` with "
+				 "the TPM's lockout authorisation resets it, or it unlocks by "
+				 "itself after the TPM's recovery time (TPM2_PT_LOCKOUT_RECOVERY)",
+				 p11->token_label);
+		return MS_E_PIN;
+	}
 	if (rv == CKR_PIN_LOCKED) {
 		/* Locked by earlier tries, or by this one: either way not "rejected". */
 		atomic_store(&p11->pin_rejected, true);

@@ -77,6 +77,47 @@ ms_p11i_token_is_softhsm(const CK_TOKEN_INFO *info)
 	return true;
 }
 
+/* Whether the blank-padded field @p (@len bytes) contains @word. */
+static bool
+field_has(const unsigned char *p, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (size_t i = 0; n <= len && i <= len - n; i++) {
+		if (memcmp(p + i, word, n) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A token whose PINs a TPM guards: tpm2-pkcs11 sets no PIN-count flags, the
+ * TPM's dictionary-attack protection counts wrong authorisations itself
+ * (TPM 2.0 Part 1, 19.8). Known by the module (tpm2-pkcs11's library
+ * description "TPM2.0 Cryptoki", its file libtpm2_pkcs11) or by a token
+ * model naming a TPM (swtpm: "SW   TPM"); a real TPM's model is its vendor
+ * string, so the module is the sure sign.
+ */
+bool
+ms_p11i_token_is_tpm(struct ms_p11 *p11)
+{
+	CK_INFO minfo;
+
+	if (!p11->has_token) {
+		return false;
+	}
+	if (field_has(p11->token_info.model, sizeof(p11->token_info.model), "TPM") ||
+	    strstr(p11->mods[p11->mod_index].name, "tpm2_pkcs11") != NULL) {
+		return true;
+	}
+	memset(&minfo, 0, sizeof(minfo));
+	if (p11->fl->C_GetInfo(&minfo) != CKR_OK) {
+		return false;
+	}
+	return field_has(minfo.libraryDescription, sizeof(minfo.libraryDescription), "TPM");
+}
+
 /* Whether the URI's slot attributes match @slot; its flags in *@flags. */
 static bool
 slot_matches(struct ms_p11 *p11, CK_FUNCTION_LIST *fl, CK_SLOT_ID slot, CK_FLAGS *flags)
