@@ -2,12 +2,16 @@
 # Installs the Debian packages modsign builds and tests with, when missing,
 # by the names the running release has (Debian 12 bookworm, Debian 13
 # trixie). A second run installs nothing.
-# Usage: scripts/install-deps.sh [base|tokens|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
+# Usage: scripts/install-deps.sh [base|tokens|tpm|ock|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
 #        (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl);
 #           includes tokens
 #   tokens  the token tests beyond SoftHSM2 that make check runs: NSS softokn
 #           (tests/integration/token_nss.sh), p11-kit remoting (token_remote.sh)
+#   tpm     tests/integration/token_tpm.sh: tpm2-pkcs11 over swtpm (installing
+#           libtpm2-pkcs11-1 registers its module with p11-kit system-wide);
+#           scripts/check installs it, the test skips without it
+#   ock     tests/integration/token_ock.sh: openCryptoki's soft token; likewise
 #   kernel  make kernel-check and powercut-check: kernel build, busybox
 #           initramfs, qemu, the file systems the power cuts use
 #   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
@@ -38,6 +42,9 @@ deb="debhelper dpkg-dev fakeroot lintian"
 tokens="libnss3-tools p11-kit"
 # make check runs the token tests: every group with base has them.
 base="$base $tokens"
+tpm="swtpm swtpm-tools libtpm2-pkcs11-1 libtpm2-pkcs11-tools tpm2-tools tpm2-abrmd
+libtss2-tcti-tabrmd0 dbus-daemon opensc openssl"
+ock="opencryptoki opensc openssl"
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -106,6 +113,8 @@ for group in "$@"; do
 	analyze) pkgs="$pkgs $base $analyze" ;;
 	valgrind) pkgs="$pkgs $base $valgrind" ;;
 	deb) pkgs="$pkgs $base $deb" ;;
+	tpm) pkgs="$pkgs $tpm" ;;
+	ock) pkgs="$pkgs $ock" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name
 	esac
 done
