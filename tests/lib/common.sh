@@ -20,6 +20,8 @@ MODSIGN=${MODSIGN:-$TOP/build/san/modsign}
 SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 PIN=tPIN-q7Kx-M3z9	# user PIN of the t_token token
 WRONG_PIN=wPIN-v2Jd-B8n4	# a PIN every test token refuses
+OCK_PIN=oP8v-Zk2		# openCryptoki's user PIN (its PINs are 4 to 8 bytes)
+OCK_WRONG_PIN=wQ3n-Hy6	# one it refuses, of a length it accepts
 KEY_PASS=test-passphrase	# of tests/data/rsa2048.enc.key.pem (fixed by the data)
 WRONG_KEY_PASS=wrong-passphrase
 t_passed=0
@@ -33,7 +35,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 # t_secrets: every PIN and passphrase the tests give modsign, one a line.
 t_secrets() {
-	printf '%s\n' "$PIN" "$WRONG_PIN" "$KEY_PASS" "$WRONG_KEY_PASS"
+	printf '%s\n' "$PIN" "$WRONG_PIN" "$KEY_PASS" "$WRONG_KEY_PASS" "$OCK_PIN" "$OCK_WRONG_PIN"
 }
 
 t_setup() {
