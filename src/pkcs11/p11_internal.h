@@ -173,7 +173,7 @@ ms_err ms_p11i_key_refind(struct ms_p11 *p11, CK_SESSION_HANDLE h) MS_MUST_CHECK
 ms_err ms_p11i_token_select(struct ms_p11 *p11) MS_MUST_CHECK;
 bool ms_p11i_token_is_softhsm(const CK_TOKEN_INFO *info);
 /* Whether a TPM guards the chosen token's PINs (token.c says how it is told). */
-bool ms_p11i_token_is_tpm(struct ms_p11 *p11);
+bool ms_p11i_token_is_tpm(const struct ms_p11 *p11);
 ms_err ms_p11i_session_open(struct ms_p11 *p11, CK_SESSION_HANDLE *h, struct ms_p11_fail *f)
 	MS_MUST_CHECK;
 /* @s now runs on new session @h; what was tied to the old one is gone. */

@@ -100,7 +100,7 @@ field_has(const unsigned char *p, size_t len, const char *word)
  * string, so the module is the sure sign.
  */
 bool
-ms_p11i_token_is_tpm(struct ms_p11 *p11)
+ms_p11i_token_is_tpm(const struct ms_p11 *p11)
 {
 	CK_INFO minfo;
 
