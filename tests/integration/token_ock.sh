@@ -17,6 +17,8 @@ t_setup
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
+# shellcheck source=tests/lib/realtoken.sh
+. "$TOP/tests/lib/realtoken.sh"
 
 OCK_MODULE=/usr/lib/x86_64-linux-gnu/opencryptoki/libopencryptoki.so.0
 missing=""
@@ -35,7 +37,6 @@ PATH=$PATH:/usr/sbin
 # (dlclose) before LeakSanitizer reports, so no suppression can name it.
 # modsign's own leaks are checked by every other script.
 export ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0
-CERT=$DATA/rsa2048.x509.der
 OCK=$T/ock
 NS_PID=""
 SLOTD_PID=""
@@ -105,153 +106,33 @@ else
 	exit 1
 fi
 
-ock_uri() {
-	printf 'pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=%s' "$OCK_MODULE"
-}
-# The same key through tests/slowtoken, which logs every call.
-slow_uri() {
-	printf 'pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=%s' "$SHIM"
-}
 export SLOWTOKEN_MODULE=$OCK_MODULE
-calls() { if [ -e "$2" ]; then grep -c "^$1 " "$2"; else echo 0; fi; }
-# ms ARGS...: run_ms in the namespace.
-ms() {
-	ns "$MODSIGN" "$@" >"$T/out" 2>&1
-	rc=$?
-	cat "$T/out" >>"$MS_LOG"
-}
-
-N=50
-"$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
-mod=$T/src/mod000.ko
-mkdir "$T/ref"
-for f in "$T"/src/*.ko; do
-	"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$CERT" "$f" "$T/ref/$(basename "$f")"
-done
-fresh() { rm -rf "$T/w" && mkdir "$T/w" && cp "$T"/src/*.ko "$T/w/"; }
-n_same() { n=0; for f in "$T"/w/*.ko; do same "$f" "$T/ref/$(basename "$f")" && n=$((n + 1)); done; echo $n; }
-n_orig() { n=0; for f in "$T"/w/*.ko; do same "$f" "$T/src/$(basename "$f")" && n=$((n + 1)); done; echo $n; }
-n_tmp() { find "$T/w" -name '.*.modsign-*.tmp' | wc -l; }
+RT_IN=ns
+RT_URI="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$OCK_MODULE"
+RT_SLOW="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$SHIM"
+RT_WRONG=$OCK_WRONG_PIN
+rt_modules 50
 export KBUILD_SIGN_PIN=$OCK_PIN
 
-# --- One module: byte for byte what sign-file makes with the PEM file.
-cp "$mod" "$T/m.ko"
-ms sha256 "$(ock_uri)" "$CERT" "$T/m.ko"
-if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
-	t_pass "one module: identical to sign-file with the PEM key"
-else
-	t_fail "one module: identical to sign-file with the PEM key" "status $rc" "$(tail -n 5 "$T/out")"
-fi
+# --- One module, -b, -j, the agent, a wrong PIN.
+rt_signing
 
-# --- -b over 50 modules: one C_Login.
-fresh
-SLOWTOKEN_LOG=$T/bulk.log ms -b sha256 "$(slow_uri)" "$CERT" "$T"/w/*.ko
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(calls C_Login "$T/bulk.log")" = 1 ]; then
-	t_pass "-b over $N modules: one C_Login, every module identical to sign-file"
-else
-	t_fail "-b over $N modules: one C_Login, every module identical to sign-file" \
-		"status $rc, $(n_same) equal" "$(awk '{print $1}' "$T/bulk.log" | sort | uniq -c)"
-fi
-
-# --- -j above the token's session limit: the soft token states no real
-# limit (ulMaxSessionCount 2^64 - 2), so the shim sets 3.
-fresh
-SLOWTOKEN_MAX_SESSIONS=3 SLOWTOKEN_LOG=$T/jobs.log ms -b -j 16 sha256 "$(slow_uri)" "$CERT" \
-	"$T"/w/*.ko
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(calls C_Login "$T/jobs.log")" = 1 ]; then
-	t_pass "-j 16 on a token allowing 3 sessions: all $N signed, one C_Login"
-else
-	t_fail "-j 16 on a token allowing 3 sessions: all $N signed, one C_Login" \
-		"status $rc, $(n_same) equal" "$(tail -n 5 "$T/out")"
-fi
-fresh
-ms -b -j 64 sha256 "$(ock_uri)" "$CERT" "$T"/w/*.ko
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ]; then
-	t_pass "-j 64 on the soft token: all $N identical to sign-file"
-else
-	t_fail "-j 64 on the soft token: all $N identical to sign-file" "status $rc, $(n_same) equal" \
-		"$(tail -n 5 "$T/out")"
-fi
-
-# --- 50 per-module modsign processes under the agent: one C_Login.
-fresh
-mkdir -m 0700 "$T/run"
-cat >"$T/loop.sh" <<EOF
-#!/bin/sh
-for f in "$T"/w/*.ko; do
-	"$MODSIGN" sha256 "$(slow_uri)" "$CERT" "\$f" || exit 1
-done
-EOF
-chmod +x "$T/loop.sh"
-XDG_RUNTIME_DIR=$T/run SLOWTOKEN_LOG=$T/agent.log ms agent "$(slow_uri)" -- "$T/loop.sh"
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(calls C_Login "$T/agent.log")" = 1 ] &&
-	[ "$(calls C_Sign "$T/agent.log")" -ge $N ]; then
-	t_pass "agent: $N modsign processes, one C_Login, every module identical to sign-file"
-else
-	t_fail "agent: $N modsign processes, one C_Login, every module identical to sign-file" \
-		"status $rc, $(n_same) equal" "$(awk '{print $1}' "$T/agent.log" | sort | uniq -c)" \
-		"$(tail -n 5 "$T/out")"
-fi
-
-# --- A wrong PIN (of a length the token takes): one C_Login, the module
-# untouched; the right PIN signs afterwards.
-cp "$mod" "$T/m.ko"
-KBUILD_SIGN_PIN=$OCK_WRONG_PIN SLOWTOKEN_LOG=$T/wrong.log ms sha256 "$(slow_uri)" "$CERT" "$T/m.ko"
-expect_fail "wrong PIN: refused" 1 "C_Login.*CKR_PIN_INCORRECT"
-if [ "$(calls C_Login "$T/wrong.log")" = 1 ] && same "$T/m.ko" "$mod"; then
-	t_pass "wrong PIN: one C_Login, module untouched"
-else
-	t_fail "wrong PIN: one C_Login, module untouched" "$(calls C_Login "$T/wrong.log") C_Login"
-fi
-ms sha256 "$(ock_uri)" "$CERT" "$T/m.ko"
-if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
-	t_pass "wrong PIN: the right PIN signs afterwards"
-else
-	t_fail "wrong PIN: the right PIN signs afterwards" "status $rc" "$(tail -n 5 "$T/out")"
-fi
-
-# --- pkcsslotd stopped in the middle of a bulk run (each signature slowed
-# to 50 ms so that there is a middle): each module untouched or signed, no
-# temp file; pkcsslotd restarted, --skip-signed finishes the job.
-fresh
-: >"$T/kill.log"
-ns env SLOWTOKEN_SIGN_MS=50 SLOWTOKEN_LOG="$T/kill.log" timeout 300 "$MODSIGN" -b -j 2 sha256 \
-	"$(slow_uri)" "$CERT" "$T"/w/*.ko >"$T/out" 2>&1 &
-ms_pid=$!
-for _ in $(seq 1 600); do
-	[ "$(calls C_Sign "$T/kill.log")" -ge 10 ] && break
-	kill -0 "$ms_pid" 2>/dev/null || break
-	sleep 0.05
-done
-kill -9 "$SLOTD_PID"
+# --- pkcsslotd killed in the middle of a bulk run (each signature slowed to
+# 50 ms so that there is a middle): the soft token signs in the process, so
+# the run goes on; each module untouched or signed, no temp file. A new run
+# without pkcsslotd fails in C_Initialize with nothing touched; after a
+# restart --skip-signed finishes the job.
+RT_SIGN_MS=50 rt_kill_midrun pkcsslotd kill -9 "$SLOTD_PID"
 SLOTD_PID=""
-wait "$ms_pid"
-rc=$?
-cat "$T/out" >>"$MS_LOG"
-signed=$(n_same)
-orig=$(n_orig)
-if [ "$signed" -gt 0 ] && [ $((signed + orig)) -eq $N ] && [ "$(n_tmp)" -eq 0 ]; then
-	t_pass "pkcsslotd killed mid-run: exit $rc, $signed signed, $orig untouched, none half-written, no temp file"
-else
-	t_fail "pkcsslotd killed mid-run: each module untouched or signed, no temp file" \
-		"exit $rc, $signed signed, $orig untouched, $(n_tmp) temp files" "$(tail -n 5 "$T/out")"
-fi
-# A new run without pkcsslotd: openCryptoki's C_Initialize fails; nothing is touched.
-cp "$mod" "$T/m.ko"
-ms sha256 "$(ock_uri)" "$CERT" "$T/m.ko"
-if [ "$rc" -eq 1 ] && grep -q "C_Initialize\|no token" "$T/out" && same "$T/m.ko" "$mod"; then
+cp "$T/src/mod000.ko" "$T/m.ko"
+rt_ms sha256 "$RT_URI" "$CERT" "$T/m.ko"
+if [ "$rc" -eq 1 ] && grep -q "C_Initialize\|no token" "$T/out" && same "$T/m.ko" "$T/src/mod000.ko"; then
 	t_pass "no pkcsslotd: an error ($(grep -o 'CKR_[A-Z_]*' "$T/out" | head -n 1)), module untouched"
 else
 	t_fail "no pkcsslotd: an error, module untouched" "status $rc" "$(tail -n 5 "$T/out")"
 fi
 if slotd_start; then
-	ms -b --skip-signed sha256 "$(ock_uri)" "$CERT" "$T"/w/*.ko
-	if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(n_tmp)" -eq 0 ]; then
-		t_pass "pkcsslotd restarted: --skip-signed leaves all $N identical to sign-file"
-	else
-		t_fail "pkcsslotd restarted: --skip-signed leaves all $N identical to sign-file" \
-			"status $rc, $(n_same) equal" "$(tail -n 5 "$T/out")"
-	fi
+	rt_finish "pkcsslotd restarted"
 else
 	t_fail "pkcsslotd restarts" "$(tail -n 5 "$T/slotd.log")"
 fi

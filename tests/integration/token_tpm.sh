@@ -21,6 +21,8 @@ t_setup
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
+# shellcheck source=tests/lib/realtoken.sh
+. "$TOP/tests/lib/realtoken.sh"
 
 TPM_MODULE=/usr/lib/x86_64-linux-gnu/pkcs11/libtpm2_pkcs11.so
 missing=""
@@ -41,7 +43,6 @@ PATH=$PATH:/usr/sbin
 # in tests/lsan.supp.
 export ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0
 export TSS2_LOG=all+NONE
-CERT=$DATA/rsa2048.x509.der
 STORE=$T/tokens/store
 mkdir -p "$T/tokens/tpm" "$STORE"
 SWTPM_PID=""
@@ -134,12 +135,11 @@ unset DBUS_SESSION_BUS_ADDRESS
 tpm_uri() {
 	printf 'pkcs11:token=modsign-tpm;object=%s;type=private?module-path=%s' "$1" "$TPM_MODULE"
 }
-# The same key through tests/slowtoken over tpm2-pkcs11, which logs every call.
-slow_uri() {
-	printf 'pkcs11:token=modsign-tpm;object=%s;type=private?module-path=%s' "$1" "$SHIM"
-}
 export SLOWTOKEN_MODULE=$TPM_MODULE
-calls() { if [ -e "$2" ]; then grep -c "^$1 " "$2"; else echo 0; fi; }
+RT_IN=""
+RT_URI=$(tpm_uri rsa2048)
+RT_SLOW="pkcs11:token=modsign-tpm;object=rsa2048;type=private?module-path=$SHIM"
+RT_WRONG=$WRONG_PIN
 
 # Certificates for the generated keys: their public halves read from the
 # token, in certificates a throwaway CA signs.
@@ -157,28 +157,13 @@ for k in rsagen ecgen; do
 		t_fail "certificate for the TPM's $k key" "$(tail -n 5 "$T/provision.log")"
 done
 
-N=50
-"$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
+rt_modules 50
 mod=$T/src/mod000.ko
-mkdir "$T/ref"
-for f in "$T"/src/*.ko; do
-	"$SIGNFILE" sha256 "$DATA/rsa2048.key.pem" "$CERT" "$f" "$T/ref/$(basename "$f")"
-done
-fresh() { rm -rf "$T/w" && mkdir "$T/w" && cp "$T"/src/*.ko "$T/w/"; }
-n_same() { n=0; for f in "$T"/w/*.ko; do same "$f" "$T/ref/$(basename "$f")" && n=$((n + 1)); done; echo $n; }
-n_orig() { n=0; for f in "$T"/w/*.ko; do same "$f" "$T/src/$(basename "$f")" && n=$((n + 1)); done; echo $n; }
-n_tmp() { find "$T/w" -name '.*.modsign-*.tmp' | wc -l; }
 export KBUILD_SIGN_PIN=$PIN
 
-# --- The imported key: byte for byte what sign-file makes with the PEM file.
-cp "$mod" "$T/m.ko"
-run_ms sha256 "$(tpm_uri rsa2048)" "$CERT" "$T/m.ko"
-if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
-	t_pass "imported RSA key: one module, identical to sign-file with the PEM key"
-else
-	t_fail "imported RSA key: one module, identical to sign-file with the PEM key" \
-		"status $rc" "$(tail -n 5 "$T/out")"
-fi
+# --- The imported RSA key (byte-identical to sign-file with the PEM file):
+# one module, -b, -j, the agent, a wrong PIN (which leaves the TPM unlocked).
+rt_signing
 cp "$mod" "$T/m.ko"
 run_ms sha256 "pkcs11:object=rsa2048;type=private?module-path=$TPM_MODULE" "$CERT" "$T/m.ko"
 if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
@@ -186,65 +171,6 @@ if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
 else
 	t_fail "token-less URI (module-path and object only): identical to sign-file" \
 		"status $rc" "$(tail -n 5 "$T/out")"
-fi
-
-# --- -b over 50 modules: one C_Login, 50 C_Sign.
-fresh
-SLOWTOKEN_LOG=$T/bulk.log run_ms -b sha256 "$(slow_uri rsa2048)" "$CERT" "$T"/w/*.ko
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ]; then
-	t_pass "-b over $N modules: every module identical to sign-file"
-else
-	t_fail "-b over $N modules: every module identical to sign-file" "status $rc, $(n_same) equal" \
-		"$(tail -n 5 "$T/out")"
-fi
-if [ "$(calls C_Login "$T/bulk.log")" = 1 ] && [ "$(calls C_Sign "$T/bulk.log")" -ge $N ]; then
-	t_pass "-b over $N modules: one C_Login"
-else
-	t_fail "-b over $N modules: one C_Login" "$(awk '{print $1}' "$T/bulk.log" | sort | uniq -c)"
-fi
-
-# --- -j above the token's session limit: tpm2-pkcs11 reports 1024 sessions,
-# more than modsign opens, so the shim lowers it to 3 (C_OpenSession then
-# fails with CKR_SESSION_COUNT); every module is still signed.
-fresh
-SLOWTOKEN_MAX_SESSIONS=3 SLOWTOKEN_LOG=$T/jobs.log \
-	run_ms -b -j 16 sha256 "$(slow_uri rsa2048)" "$CERT" "$T"/w/*.ko
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(calls C_Login "$T/jobs.log")" = 1 ]; then
-	t_pass "-j 16 on a token allowing 3 sessions: all $N signed, one C_Login"
-else
-	t_fail "-j 16 on a token allowing 3 sessions: all $N signed, one C_Login" \
-		"status $rc, $(n_same) equal" "$(tail -n 5 "$T/out")"
-fi
-# And the TPM itself, with modsign's most sessions at once (64; the TPM has
-# 3 slots for loaded objects, which tpm2-pkcs11 swaps).
-fresh
-run_ms -b -j 64 sha256 "$(tpm_uri rsa2048)" "$CERT" "$T"/w/*.ko
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ]; then
-	t_pass "-j 64 on the TPM: all $N identical to sign-file"
-else
-	t_fail "-j 64 on the TPM: all $N identical to sign-file" "status $rc, $(n_same) equal" \
-		"$(tail -n 5 "$T/out")"
-fi
-
-# --- 50 per-module modsign processes under the agent: one C_Login.
-fresh
-RUN=$T/run
-mkdir -m 0700 "$RUN"
-cat >"$T/loop.sh" <<EOF
-#!/bin/sh
-for f in "$T"/w/*.ko; do
-	"$MODSIGN" sha256 "$(slow_uri rsa2048)" "$CERT" "\$f" || exit 1
-done
-EOF
-chmod +x "$T/loop.sh"
-XDG_RUNTIME_DIR=$RUN SLOWTOKEN_LOG=$T/agent.log run_ms agent "$(slow_uri rsa2048)" -- "$T/loop.sh"
-if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(calls C_Login "$T/agent.log")" = 1 ] &&
-	[ "$(calls C_Sign "$T/agent.log")" -ge $N ]; then
-	t_pass "agent: $N modsign processes, one C_Login, every module identical to sign-file"
-else
-	t_fail "agent: $N modsign processes, one C_Login, every module identical to sign-file" \
-		"status $rc, $(n_same) equal" "$(awk '{print $1}' "$T/agent.log" | sort | uniq -c)" \
-		"$(tail -n 5 "$T/out")"
 fi
 
 # --- Keys generated in the TPM: openssl cms -verify and modsign verify.
@@ -268,24 +194,6 @@ check_gen "generated RSA-2048, sha256" sha256 rsagen
 check_gen "generated P-256, sha256" sha256 ecgen
 check_gen "generated P-256, sha224 (digest widened to 32 bytes)" sha224 ecgen
 check_gen "generated P-256, sha384" sha384 ecgen
-
-# --- A wrong PIN: one C_Login, the module untouched, the TPM not locked.
-cp "$mod" "$T/m.ko"
-KBUILD_SIGN_PIN=$WRONG_PIN SLOWTOKEN_LOG=$T/wrong.log run_ms sha256 "$(slow_uri rsa2048)" \
-	"$CERT" "$T/m.ko"
-expect_fail "wrong PIN: refused" 1 "C_Login.*CKR_PIN_INCORRECT"
-if [ "$(calls C_Login "$T/wrong.log")" = 1 ] && same "$T/m.ko" "$mod"; then
-	t_pass "wrong PIN: one C_Login, module untouched"
-else
-	t_fail "wrong PIN: one C_Login, module untouched" "$(calls C_Login "$T/wrong.log") C_Login"
-fi
-run_ms sha256 "$(tpm_uri rsa2048)" "$CERT" "$T/m.ko"
-if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
-	t_pass "wrong PIN: the TPM is not locked, the right PIN signs afterwards"
-else
-	t_fail "wrong PIN: the TPM is not locked, the right PIN signs afterwards" \
-		"status $rc" "$(tail -n 5 "$T/out")"
-fi
 
 # --- A TPM in dictionary-attack lockout (swtpm: 3 failures): tpm2-pkcs11
 # sets no PIN-count flags, so only C_Login says so; the message names the
@@ -314,38 +222,17 @@ else
 fi
 
 # --- swtpm killed in the middle of a bulk run: each module untouched or
-# signed, no temp file; after a restart --skip-signed finishes the job.
-fresh
-: >"$T/kill.log"
-SLOWTOKEN_LOG=$T/kill.log timeout 300 "$MODSIGN" -b -j 2 sha256 "$(slow_uri rsa2048)" "$CERT" \
-	"$T"/w/*.ko >"$T/out" 2>&1 &
-ms_pid=$!
-for _ in $(seq 1 600); do
-	[ "$(calls C_Sign "$T/kill.log")" -ge 10 ] && break
-	kill -0 "$ms_pid" 2>/dev/null || break
-	sleep 0.05
-done
-kill -9 "$SWTPM_PID"
-wait "$ms_pid"
-rc=$?
-cat "$T/out" >>"$MS_LOG"
-signed=$(n_same)
-orig=$(n_orig)
-if [ "$rc" -ne 0 ] && [ "$signed" -gt 0 ] && [ "$orig" -gt 0 ] && [ $((signed + orig)) -eq $N ] &&
-	[ "$(n_tmp)" -eq 0 ]; then
-	t_pass "swtpm killed mid-run: exit $rc, $signed signed, $orig untouched, none half-written, no temp file"
+# signed, no temp file; the run fails; after a restart --skip-signed
+# finishes the job.
+rt_kill_midrun swtpm kill -9 "$SWTPM_PID"
+if [ "$rc" -ne 0 ] && [ "$rt_orig" -gt 0 ]; then
+	t_pass "swtpm killed mid-run: the run fails (exit $rc), $rt_orig modules left untouched"
 else
-	t_fail "swtpm killed mid-run: exit $rc, $signed signed, $orig untouched, none half-written, no temp file" \
-		"$(n_tmp) temp files" "$(tail -n 5 "$T/out")"
+	t_fail "swtpm killed mid-run: the run fails, modules left untouched" \
+		"exit $rc, $rt_orig untouched" "$(tail -n 5 "$T/out")"
 fi
 if swtpm_start; then
-	run_ms -b --skip-signed sha256 "$(tpm_uri rsa2048)" "$CERT" "$T"/w/*.ko
-	if [ "$rc" -eq 0 ] && [ "$(n_same)" -eq $N ] && [ "$(n_tmp)" -eq 0 ]; then
-		t_pass "swtpm restarted: --skip-signed signs the rest, all $N identical to sign-file"
-	else
-		t_fail "swtpm restarted: --skip-signed signs the rest, all $N identical to sign-file" \
-			"status $rc, $(n_same) equal" "$(tail -n 5 "$T/out")"
-	fi
+	rt_finish "swtpm restarted"
 else
 	t_fail "swtpm restarts" "$(tail -n 5 "$T/swtpm.log")"
 fi
