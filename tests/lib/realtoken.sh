@@ -8,8 +8,10 @@
 #   RT_SLOW    the same key through tests/slowtoken, which logs every call
 #   RT_WRONG   a PIN the token refuses (KBUILD_SIGN_PIN holds the right one)
 # and calls:
-#   rt_modules N        $T/src (N modules), $T/ref (sign-file's results with
-#                       the PEM key); $CERT is the key's certificate
+#   rt_modules N        $T/src (N modules; 20 under valgrind, where each of
+#                       the agent's N clients starts slowly), $T/ref
+#                       (sign-file's results with the PEM key); $CERT is
+#                       the key's certificate
 #   rt_signing          one module, -b over N (one C_Login), -j 16 over 3
 #                       sessions, -j 64, N processes under the agent (one
 #                       C_Login), a wrong PIN (one C_Login, the right one
@@ -39,6 +41,7 @@ rt_ms() {
 
 rt_modules() {
 	RT_N=$1
+	[ "${MODSIGN_TEST_VALGRIND:-0}" = 1 ] && [ "$RT_N" -gt 20 ] && RT_N=20
 	CERT=$DATA/rsa2048.x509.der
 	"$TOP/tests/lib/mkmodule.sh" "$T/src" "$RT_N" 2 >/dev/null
 	mkdir "$T/ref"
