@@ -390,6 +390,20 @@ struct ms_run_end {
 void ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
 		const struct ms_name_set *names, struct ms_dir_set *dirs, struct ms_run_end *end);
 
+/*
+ * Ending early (cli_exit.c).
+ * ms_cli_exit_by_signal() - flush the streams and end by @sig (its default
+ * action), else with status 128 + @sig.
+ * ms_cli_job_wipe() - wipe @job's PIN and its --key tokens' PINs; again is
+ * harmless.
+ * ms_cli_exit_stuck() - a thread is left inside a token (@end->stuck, a
+ * hung lane): wipe the job's secrets, flush, and end by @signo if not 0,
+ * else with @status, freeing nothing the thread may use.
+ */
+_Noreturn void ms_cli_exit_by_signal(int sig);
+void ms_cli_job_wipe(struct ms_job *job);
+_Noreturn void ms_cli_exit_stuck(struct ms_job *job, int signo, int status);
+
 /* ms_cli_dirs_of() - the directories of @paths (NULL entries skipped), sorted, once each. */
 ms_err ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out) MS_MUST_CHECK;
 /* ms_cli_dirs_clean_stale() - remove killed runs' temp files (ms_mod_tmp_clean_dir()). */

@@ -426,14 +426,12 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		 * wiped, the socket is gone; the command is waited for, and its
 		 * status (or 1) is the agent's.
 		 */
-		ms_pin_clear(&job->pin);
-		ms_cli_tokens_wipe(&job->tokens);
+		ms_cli_job_wipe(job);
 		while (r.child > 0 && !r.child_done && waitpid(r.child, &r.child_status, 0) < 0 &&
 		       errno == EINTR) {
 		}
 		r.child_done = true;
-		fflush(NULL);
-		_exit(exit_status(&r, err));
+		ms_cli_exit_stuck(job, 0, exit_status(&r, err));
 	}
 out:
 	ms_agent_sock_close(&sock);
