@@ -370,7 +370,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 			     a->log, strerror(ms_agent_audit_errno(audit)));
 		goto out;
 	}
-	if (ms_cli_agent_wake_pipe(fds) != 0) {
+	if (ms_cli_agent_wake_pipe(fds) != MS_OK) {
 		err = MS_E_IO;
 		ms_cli_error("agent: pipe: %s", strerror(errno));
 		goto out;
@@ -448,7 +448,7 @@ out:
 			r.child_done = true;
 		}
 	}
-	ms_cli_agent_wake_close(fds);
+	ms_cli_wake_close(fds);
 	if (spawn_failed) {
 		return 127;	/* as a shell says "command not found" */
 	}
