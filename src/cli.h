@@ -19,6 +19,11 @@
 #define MS_EXIT_OK 0
 #define MS_EXIT_FAIL 1
 #define MS_EXIT_USAGE 2
+/*
+ * Not an exit status: a command-line parser printed what was asked
+ * (--help, --version), and the command ends with MS_EXIT_OK.
+ */
+#define MS_EXIT_DONE (-1)
 
 /* Lost token sessions a run re-opens (logging in again) before it gives up. */
 #define MS_RECOVERIES_MAX 3
@@ -71,21 +76,29 @@ struct ms_opts {
 
 /*
  * ms_cli_parse() - sign-file's command line plus our long options.
- * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE after a usage message, or -1
- * after --help or --version was printed (exit 0).
+ * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE after a usage message, or
+ * MS_EXIT_DONE after --help or --version was printed.
  */
 int ms_cli_parse(int argc, char **argv, struct ms_opts *o);
 
 /*
  * ms_cli_key_add() - one `--key <uri>` (bulk mode and the agent): @uri must
- * be a pkcs11: URI, at most MS_TOKENS_MAX - 1 of them. 0, else -1 (printed).
+ * be a pkcs11: URI, at most MS_TOKENS_MAX - 1 of them. Return: MS_OK;
+ * MS_E_ARG after a message.
  */
-int ms_cli_key_add(struct ms_opts *o, const char *uri);
-/* ms_cli_keys_check() - once parsed: --key wants a pkcs11: <key> and no -s. 0, else -1 (printed). */
-int ms_cli_keys_check(const struct ms_opts *o);
+ms_err ms_cli_key_add(struct ms_opts *o, const char *uri) MS_MUST_CHECK;
+/*
+ * ms_cli_keys_check() - once parsed: --key wants a pkcs11: <key> and no -s.
+ * Return: MS_OK; MS_E_ARG after a message.
+ */
+ms_err ms_cli_keys_check(const struct ms_opts *o) MS_MUST_CHECK;
 
-/* ms_cli_parse_uint() - a decimal number in @min..@max (no sign, no blanks): 0, else -1. */
-int ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out);
+/*
+ * ms_cli_parse_uint() - a decimal number in @min..@max (no sign, no
+ * blanks). Return: MS_OK with *@out; MS_E_ARG (*@out untouched).
+ */
+ms_err ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max,
+			 unsigned *out) MS_MUST_CHECK;
 
 /*
  * Output (cli_msg.c). Every line that may hold a name (a path, a list

@@ -36,9 +36,9 @@ ms_err ms_cli_agent_spawn(char **cmd, const char *sock_path, pid_t *pid,
 /*
  * ms_cli_agent_detach() - the daemon leaves its session, terminal and the
  * caller's pipes, and writes "READY <pid> <socket>" to @ready_fd (closed).
- * Return: 0, or -1 after a message.
+ * Return: MS_OK; MS_E_IO (after a message when it could not detach).
  */
-int ms_cli_agent_detach(int ready_fd, const char *sock_path);
+ms_err ms_cli_agent_detach(int ready_fd, const char *sock_path) MS_MUST_CHECK;
 
 /*
  * ms_cli_agent_daemon_parent() - waits for the daemon @child's READY line on

@@ -128,7 +128,7 @@ ms_cli_agent_wake_pipe(int fds[2])
 }
 
 /* The daemon leaves the terminal and the caller's pipes, and tells the parent it is ready. */
-int
+ms_err
 ms_cli_agent_detach(int ready_fd, const char *sock_path)
 {
 	char line[MS_AGENT_SOCK_PATH_MAX + 64];
@@ -138,7 +138,7 @@ ms_cli_agent_detach(int ready_fd, const char *sock_path)
 	if (null < 0 || setsid() < 0 || dup2(null, STDIN_FILENO) < 0 ||
 	    dup2(null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0) {
 		ms_cli_error("agent: cannot detach: %s", strerror(errno));
-		return -1;
+		return MS_E_IO;
 	}
 	close(null);
 	if (chdir("/") != 0) {
@@ -146,10 +146,10 @@ ms_cli_agent_detach(int ready_fd, const char *sock_path)
 	}
 	n = snprintf(line, sizeof(line), "READY %ld %s\n", (long)getpid(), sock_path);
 	if (n < 0 || write(ready_fd, line, (size_t)n) != n) {
-		return -1;
+		return MS_E_IO;
 	}
 	close(ready_fd);
-	return 0;
+	return MS_OK;
 }
 
 /* A path as one word for a POSIX shell: single quotes, each ' as '\''. */

@@ -146,7 +146,7 @@ main(int argc, char **argv)
 	}
 	rc = ms_cli_parse(argc, argv, &opts);
 	if (rc != MS_EXIT_OK) {
-		return rc < 0 ? MS_EXIT_OK : rc;
+		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
 	mask = umask(0);
 	umask(mask);
