@@ -38,7 +38,7 @@ enum ms_signed_policy {
 				 * verifies with this cert and hash, else as --append */
 };
 
-/* Tokens holding one key in a run: <key> and at most 15 --key (issue 19). */
+/* Tokens holding one key in a run: <key> and at most 15 --key. */
 #define MS_TOKENS_MAX 16
 
 struct ms_opts {
