@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034  # globals read by run.sh and report.sh
-# Sourced by bench/run.sh: section (f), `modsign agent` (issue 13). One
+# Sourced by bench/run.sh: section (f), `modsign agent`. One
 # modsign process per module, as kbuild's modules_install, DKMS and Yocto
 # call sign-file, with the key loaded once by an agent around the loop:
 #   f_hsm_agent       HSM-like token (slowtoken), BENCH_AGENT_HSM_N modules,
@@ -22,8 +22,8 @@
 
 AGENT_HSM_N=${BENCH_AGENT_HSM_N:-200}
 AGENT_HSM_P=${BENCH_AGENT_HSM_P:-4}
-AGENT_HSM_TARGET=1.10	# issue 13: at most 1.10 x the floor
-AGENT_SOFT_TARGET=4	# issue 13: at least 4x the sign-file loop
+AGENT_HSM_TARGET=1.10	# target: at most 1.10 x the floor
+AGENT_SOFT_TARGET=4	# target: at least 4x the sign-file loop
 
 # The loops the agent runs: $0 modsign, $1 key, $2 cert, $3 list, $4 processes.
 # shellcheck disable=SC2016  # expanded by the inner bash
@@ -137,7 +137,7 @@ agent_has_runs() {
 	return 1
 }
 
-# agent_targets: F1..F4 (verdicts) and F1_TEXT..F4_TEXT, issue 13's targets.
+# agent_targets: F1..F4 (verdicts) and F1_TEXT..F4_TEXT, the agent's targets.
 agent_targets() {
 	local agent direct per loop xargs ax pem pa
 	agent=$(median_of f_hsm_agent)
@@ -245,7 +245,7 @@ $(agent_xargs_note)
 EOT
 }
 
-# agent_summary: issue 13's targets for print_summary.
+# agent_summary: the agent's targets for print_summary.
 agent_summary() {
 	agent_has_runs || return 0
 	agent_targets

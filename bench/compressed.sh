@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034  # globals read by run.sh and report.sh
-# Sourced by bench/run.sh: section (e), compressed modules (issue 20). The
+# Sourced by bench/run.sh: section (e), compressed modules. The
 # ~1,100 modules of Debian 12's linux-image-6.12.*-cloud-amd64-unsigned
 # (.ko.xz), with their build signatures cut off, as kbuild leaves them before
 # signing, compressed three ways as kbuild 6.12 does (xz --check=crc32
@@ -20,7 +20,7 @@
 
 Z_FMTS=${BENCH_Z_FMTS:-"xz zst gz"}
 Z_N=${BENCH_Z_N:-0}
-Z_TARGET=1.15	# issue 20: modsign -r at most 1.15x recompressing alone
+Z_TARGET=1.15	# target: modsign -r at most 1.15x recompressing alone
 
 # The newest linux-image-6.12.N+deb12-cloud-amd64-unsigned the archive offers.
 newest_cloud_pkg() {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Whether the SoftHSM2 session copy of the key still pays (issue 12): the
+ * Whether the SoftHSM2 session copy of the key still pays: the
  * CPU time (user + system, getrusage: the machine is shared, so not the
  * wall clock) of N signatures on one session, signed with the session copy
  * (what src/pkcs11 does on SoftHSM2) and with the token object, the two

@@ -215,7 +215,7 @@ compute_targets() {
 	T4=$(verdict "$T4_VAL" "<" 64)
 	T4_TEXT="$(fmt '%.1f' "$T4_VAL") MiB, highest of all runs (PEM key $(fmt '%.1f' "$(calc "$rss_a / 1024")") MiB, SoftHSM2 $(fmt '%.1f' "$(calc "$rss_b / 1024")") MiB)"
 
-	# Issue 18: a PEM key one process per module, and in bulk against the seed's -b.
+	# Targets T5, T6: a PEM key one process per module, and in bulk against the seed's -b.
 	local pem_loop ms_loop sfb j1
 	pem_loop=$(median_of a_sf_loop)
 	ms_loop=$(median_of a_ms_loop)
@@ -229,7 +229,7 @@ compute_targets() {
 	T6=$([ "$T6_VAL" = n/a ] && echo "NOT MEASURED" || echo "reported")
 	T6_TEXT="sign-file -b / modsign -b -j 2 = ${T6_VAL}x, / modsign -b -j 1 = $(ratio "$sfb" "$j1")x (sign-file -b $sfb s on one core, modsign -j 2 $j2 s, -j 1 $j1 s; CPU sign-file -b / -j 1 = $(ratio "$(cpu_of a_sfb)" "$(cpu_of a_ms_j1)")x)"
 
-	# Issue 15: the key on SoftHSM2, bulk against the seed's -b (two cores'
+	# Target T7: the key on SoftHSM2, bulk against the seed's -b (two cores'
 	# CPU-bound limit is about 2.5).
 	sfb=$(median_of b_sfb)
 	def=$(median_of b_ms_def)

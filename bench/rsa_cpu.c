@@ -9,7 +9,8 @@
  * are printed. Every signature of both is compared byte for byte.
  *
  * Usage: build/rsa-cpu KEY.pem [ROUNDS [BATCH]]   (make build/rsa-cpu)
- * Not a test and not part of `make bench`: the decision figure for issue 18.
+ * Not a test and not part of `make bench`: the figure that chose nettle for
+ * RSA with a key file.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# modsign's benchmark (issue 3), called by `make bench` after ./modsign and
+# modsign's benchmark, called by `make bench` after ./modsign and
 # build/slowtoken.so are built. Not a test: it measures modsign -b against the
 # kernel's sign-file called once per module (as kbuild does), prints a table
 # and writes BENCHMARKS.md with the issue's targets marked PASS or FAIL. It
@@ -261,7 +261,7 @@ a_ms_j1_nosync() { eatmydata /usr/bin/time -f %M -o "$RUN/rss" "$MODSIGN" -b -j 
 CMDTEXT[a_ms_j1_d]='modsign -b -d -j 1 --files-from list sha256 rsa2048.key.pem rsa2048.x509.der'
 a_ms_j1_d() { ms -d -j 1 --files-from "$LIST" sha256 "$KEY" "$CERT"; }
 # modsign as kbuild and DKMS call sign-file: one process per module, in turn
-# (issue 18: at least as fast as the sign-file loop).
+# (target: at least as fast as the sign-file loop).
 # shellcheck disable=SC2016
 CMDTEXT[a_ms_loop]='for m in $(cat list); do modsign sha256 rsa2048.key.pem rsa2048.x509.der $m; done'
 a_ms_loop() { each_module "$MODSIGN" sha256 "$KEY" "$CERT"; }
@@ -306,7 +306,7 @@ CMDTEXT[b_ms_j2]="KBUILD_SIGN_PIN=$PIN modsign -b -j 2 --files-from list sha256 
 b_ms_j2() { KBUILD_SIGN_PIN=$PIN ms -j 2 --files-from "$LIST" sha256 "$TOKEN_URI" "$CERT"; }
 CMDTEXT[b_ms_def]="KBUILD_SIGN_PIN=$PIN modsign -b --files-from list sha256 '$TOKEN_URI' rsa2048.x509.der"
 b_ms_def() { KBUILD_SIGN_PIN=$PIN ms --files-from "$LIST" sha256 "$TOKEN_URI" "$CERT"; }
-# Issue 15: what durability costs with the key on the token: the same run
+# What durability costs with the key on the token: the same run
 # with every fsync a no-op (eatmydata; the directories' too), the most group
 # commit could save.
 CMDTEXT[b_ms_def_nosync]="KBUILD_SIGN_PIN=$PIN eatmydata modsign -b --files-from list sha256 '$TOKEN_URI' rsa2048.x509.der"
@@ -314,7 +314,7 @@ b_ms_def_nosync() {
 	KBUILD_SIGN_PIN=$PIN eatmydata /usr/bin/time -f %M -o "$RUN/rss" "$MODSIGN" -b \
 		--files-from "$LIST" sha256 "$TOKEN_URI" "$CERT"
 }
-# The seed's bulk sign-file with the key on the token (issue 15's peer): the
+# The seed's bulk sign-file with the key on the token (target T7's peer): the
 # ENGINE build of bench/sign-file-bulk-6.1.patch, one process, one login, the
 # modules signed one after the other.
 CMDTEXT[b_sfb]="PKCS11_MODULE_PATH=$SOFTHSM KBUILD_SIGN_PIN=$PIN sign-file-bulk-engine -b sha256 '$TOKEN_URI_BASE' rsa2048.x509.der \$(cat list)   (the seed's patch 1/2)"

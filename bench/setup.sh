@@ -269,7 +269,7 @@ make_token() {
 }
 
 # build_nocheck: sets MODSIGN_NOCHECK to a modsign built WITHOUT the check of
-# every signature against the certificate (section (v), issue 25), and
+# every signature against the certificate (section (v)), and
 # NOCHECK_WHY to why not when it could not be built (MODSIGN_NOCHECK empty
 # then). No production code changes for it: the working tree (git ls-files
 # -co --exclude-standard, as tests/mutants/run.sh copies it) is copied into

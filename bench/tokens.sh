@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by bench/run.sh: section (g), several tokens holding one key
-# (issue 19). HSM-like tokens as in (c) (start-up, login and signature
+# (--key). HSM-like tokens as in (c) (start-up, login and signature
 # times of slowtoken, each token serialised on its own), 1, 2 and 4 of them
 # holding copies of the one key, the sample's modules signed with
 # `modsign -b <key> --key <uri>...`. Each token is its own SoftHSM2 token
@@ -186,7 +186,7 @@ EOF
 	printf '\n'
 }
 
-# g_targets: issue 19's targets, one line each, for the plain-text summary.
+# g_targets: section (g)'s targets, one line each, for the plain-text summary.
 g_targets() {
 	local v r
 	has_runs g_ms_1 || return 0

@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034  # globals read by run.sh and report.sh
 # Sourced by bench/run.sh: section (v), what verifying every signature with
-# the certificate before it is written costs (issue 25). modsign with the
+# the certificate before it is written costs. modsign with the
 # check (./modsign) against the same sources built without it
 # ($MODSIGN_NOCHECK: tests/mutants/signature-not-verified.patch applied to a
 # copy of the tree, bench/setup.sh build_nocheck), on the sample of (b),
@@ -25,7 +25,7 @@
 # the pair (PKCS#1 v1.5 signatures are deterministic), EC ones cannot be
 # (SoftHSM2's ECDSA draws a new nonce for each signature).
 
-V_TARGET=5	# issue 25: the check costs less than 5% (RSA)
+V_TARGET=5	# target: the check costs less than 5% (RSA)
 EC_URI_BASE='pkcs11:token=modsign-test;object=ec256;type=private'
 EC_URI="$EC_URI_BASE?module-path=$SOFTHSM"
 EC_CERT=$TOP/tests/data/ec256.x509.der
@@ -311,7 +311,7 @@ modsign verifies with nettle (\`src/cms/sig_verify.c\`), the faster of the two f
 EOT
 }
 
-# v_summary: issue 25's targets for print_summary.
+# v_summary: section (v)'s targets for print_summary.
 v_summary() {
 	case " $SECTIONS " in *" v "*) ;; *) return 0 ;; esac
 	if [ -z "${MODSIGN_NOCHECK:-}" ]; then

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds and runs a cached Debian 13 (trixie) chroot, to build and test
-# modsign against mbedTLS 3.6 (issue 28). Run as root.
+# modsign against mbedTLS 3.6 (Debian 13). Run as root.
 # Usage: scripts/trixie-chroot.sh create
 #        scripts/trixie-chroot.sh run SRCDIR COMMAND...
 #   create  makes /var/cache/modsign-trixie/root with the build packages,

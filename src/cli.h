@@ -19,6 +19,11 @@
 #define MS_EXIT_OK 0
 #define MS_EXIT_FAIL 1
 #define MS_EXIT_USAGE 2
+/*
+ * Not an exit status: a command-line parser printed what was asked
+ * (--help, --version), and the command ends with MS_EXIT_OK.
+ */
+#define MS_EXIT_DONE (-1)
 
 /* Lost token sessions a run re-opens (logging in again) before it gives up. */
 #define MS_RECOVERIES_MAX 3
@@ -33,7 +38,7 @@ enum ms_signed_policy {
 				 * verifies with this cert and hash, else as --append */
 };
 
-/* Tokens holding one key in a run: <key> and at most 15 --key (issue 19). */
+/* Tokens holding one key in a run: <key> and at most 15 --key. */
 #define MS_TOKENS_MAX 16
 
 struct ms_opts {
@@ -71,21 +76,29 @@ struct ms_opts {
 
 /*
  * ms_cli_parse() - sign-file's command line plus our long options.
- * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE after a usage message, or -1
- * after --help or --version was printed (exit 0).
+ * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE after a usage message, or
+ * MS_EXIT_DONE after --help or --version was printed.
  */
 int ms_cli_parse(int argc, char **argv, struct ms_opts *o);
 
 /*
  * ms_cli_key_add() - one `--key <uri>` (bulk mode and the agent): @uri must
- * be a pkcs11: URI, at most MS_TOKENS_MAX - 1 of them. 0, else -1 (printed).
+ * be a pkcs11: URI, at most MS_TOKENS_MAX - 1 of them. Return: MS_OK;
+ * MS_E_ARG after a message.
  */
-int ms_cli_key_add(struct ms_opts *o, const char *uri);
-/* ms_cli_keys_check() - once parsed: --key wants a pkcs11: <key> and no -s. 0, else -1 (printed). */
-int ms_cli_keys_check(const struct ms_opts *o);
+ms_err ms_cli_key_add(struct ms_opts *o, const char *uri) MS_MUST_CHECK;
+/*
+ * ms_cli_keys_check() - once parsed: --key wants a pkcs11: <key> and no -s.
+ * Return: MS_OK; MS_E_ARG after a message.
+ */
+ms_err ms_cli_keys_check(const struct ms_opts *o) MS_MUST_CHECK;
 
-/* ms_cli_parse_uint() - a decimal number in @min..@max (no sign, no blanks): 0, else -1. */
-int ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out);
+/*
+ * ms_cli_parse_uint() - a decimal number in @min..@max (no sign, no
+ * blanks). Return: MS_OK with *@out; MS_E_ARG (*@out untouched).
+ */
+ms_err ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max,
+			 unsigned *out) MS_MUST_CHECK;
 
 /*
  * Output (cli_msg.c). Every line that may hold a name (a path, a list
@@ -389,6 +402,39 @@ struct ms_run_end {
  */
 void ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
 		const struct ms_name_set *names, struct ms_dir_set *dirs, struct ms_run_end *end);
+
+/*
+ * The self-pipe that wakes a poll(2) loop (cli_wake.c): a signal handler
+ * or another thread writes a byte to fds[1], the loop polls fds[0].
+ * ms_cli_wake_init() - a non-blocking, close-on-exec pipe in @fds.
+ * Return: MS_OK; MS_E_IO with errno (@fds both -1).
+ * ms_cli_wake_arm() - the write end ms_cli_wake_signal() writes to (-1: none).
+ * ms_cli_wake_write() - one byte to @fd (-1: nothing); a full pipe is a
+ * wake-up already waiting. Async-signal-safe, keeps errno.
+ * ms_cli_wake_signal() - ms_cli_wake_write() to the armed end, from a
+ * signal handler.
+ * ms_cli_wake_close() - disarm (if armed), close both ends, both -1 (fds[0]
+ * -1: nothing to do).
+ */
+ms_err ms_cli_wake_init(int fds[2]) MS_MUST_CHECK;
+void ms_cli_wake_arm(int fd);
+void ms_cli_wake_write(int fd);
+void ms_cli_wake_signal(void);
+void ms_cli_wake_close(int fds[2]);
+
+/*
+ * Ending early (cli_exit.c).
+ * ms_cli_exit_by_signal() - flush the streams and end by @sig (its default
+ * action), else with status 128 + @sig.
+ * ms_cli_job_wipe() - wipe @job's PIN and its --key tokens' PINs; again is
+ * harmless.
+ * ms_cli_exit_stuck() - a thread is left inside a token (@end->stuck, a
+ * hung lane): wipe the job's secrets, flush, and end by @signo if not 0,
+ * else with @status, freeing nothing the thread may use.
+ */
+_Noreturn void ms_cli_exit_by_signal(int sig);
+void ms_cli_job_wipe(struct ms_job *job);
+_Noreturn void ms_cli_exit_stuck(struct ms_job *job, int signo, int status);
 
 /* ms_cli_dirs_of() - the directories of @paths (NULL entries skipped), sorted, once each. */
 ms_err ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out) MS_MUST_CHECK;

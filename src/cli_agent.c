@@ -122,7 +122,7 @@ parse(int argc, char **argv, struct agent_args *a)
 		}
 		switch (opt) {
 		case 'j':
-			if (ms_cli_parse_uint(optarg, 1, 256, &a->o.jobs) != 0) {
+			if (ms_cli_parse_uint(optarg, 1, 256, &a->o.jobs) != MS_OK) {
 				ms_cli_error("agent: -j %s: want a number from 1 to 256", optarg);
 				return usage();
 			}
@@ -144,7 +144,7 @@ parse(int argc, char **argv, struct agent_args *a)
 		case OPT_TOKEN_TIMEOUT:
 			if (ms_cli_parse_uint(optarg, 0, 31u * 86400u, opt == OPT_IDLE ? &a->idle_timeout :
 					      opt == OPT_LIFETIME ? &a->lifetime :
-					      &a->o.token_timeout) != 0) {
+					      &a->o.token_timeout) != MS_OK) {
 				ms_cli_error("agent: %s: want seconds from 0 to 2678400", optarg);
 				return usage();
 			}
@@ -153,7 +153,7 @@ parse(int argc, char **argv, struct agent_args *a)
 			a->o.allow_final_try = true;
 			break;
 		case OPT_KEY:
-			if (ms_cli_key_add(&a->o, optarg) != 0) {
+			if (ms_cli_key_add(&a->o, optarg) != MS_OK) {
 				return usage();
 			}
 			break;
@@ -161,7 +161,7 @@ parse(int argc, char **argv, struct agent_args *a)
 			fputs(usage_text, stdout);
 			fputs("\n", stdout);
 			fputs(help_text, stdout);
-			return -1;
+			return MS_EXIT_DONE;
 		default:
 			return usage();
 		}
@@ -175,7 +175,7 @@ parse(int argc, char **argv, struct agent_args *a)
 		return usage();
 	}
 	a->o.key = argv[0];
-	if (ms_cli_keys_check(&a->o) != 0) {
+	if (ms_cli_keys_check(&a->o) != MS_OK) {
 		return usage();
 	}
 	if (a->is_daemon) {
@@ -370,13 +370,13 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 			     a->log, strerror(ms_agent_audit_errno(audit)));
 		goto out;
 	}
-	if (ms_cli_agent_wake_pipe(fds) != 0) {
+	if (ms_cli_agent_wake_pipe(fds) != MS_OK) {
 		err = MS_E_IO;
 		ms_cli_error("agent: pipe: %s", strerror(errno));
 		goto out;
 	}
 	if (a->is_daemon) {
-		if (ms_cli_agent_detach(ready_fd, sock.path) != 0) {
+		if (ms_cli_agent_detach(ready_fd, sock.path) != MS_OK) {
 			err = MS_E_IO;
 			goto out;
 		}
@@ -426,14 +426,12 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		 * wiped, the socket is gone; the command is waited for, and its
 		 * status (or 1) is the agent's.
 		 */
-		ms_pin_clear(&job->pin);
-		ms_cli_tokens_wipe(&job->tokens);
+		ms_cli_job_wipe(job);
 		while (r.child > 0 && !r.child_done && waitpid(r.child, &r.child_status, 0) < 0 &&
 		       errno == EINTR) {
 		}
 		r.child_done = true;
-		fflush(NULL);
-		_exit(exit_status(&r, err));
+		ms_cli_exit_stuck(job, 0, exit_status(&r, err));
 	}
 out:
 	ms_agent_sock_close(&sock);
@@ -450,7 +448,7 @@ out:
 			r.child_done = true;
 		}
 	}
-	ms_cli_agent_wake_close(fds);
+	ms_cli_wake_close(fds);
 	if (spawn_failed) {
 		return 127;	/* as a shell says "command not found" */
 	}
@@ -523,7 +521,7 @@ ms_cli_agent(int argc, char **argv)
 	int rc = parse(argc, argv, &a);
 
 	if (rc != MS_EXIT_OK) {
-		return rc < 0 ? MS_EXIT_OK : rc;
+		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
 	if (a.is_stop) {
 		return ms_cli_agent_stop(a.o.token_timeout);

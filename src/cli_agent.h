@@ -8,14 +8,12 @@
 #include "common/ms_common.h"
 
 /*
- * ms_cli_agent_wake_pipe() - a non-blocking pipe whose write end SIGINT,
- * SIGTERM, SIGHUP and SIGCHLD write to (the server's cfg->wake_fd is
- * fds[0]); SIGPIPE ignored. Return: 0, or -1 with errno.
+ * ms_cli_agent_wake_pipe() - a wake-up pipe (ms_cli_wake_init()) whose
+ * write end SIGINT, SIGTERM, SIGHUP and SIGCHLD write to (the server's
+ * cfg->wake_fd is fds[0]); SIGPIPE ignored. Closed by ms_cli_wake_close().
+ * Return: MS_OK; MS_E_IO with errno.
  */
-int ms_cli_agent_wake_pipe(int fds[2]);
-
-/* ms_cli_agent_wake_close() - close the pipe (fds[0] -1: nothing to do). */
-void ms_cli_agent_wake_close(int fds[2]);
+ms_err ms_cli_agent_wake_pipe(int fds[2]) MS_MUST_CHECK;
 
 /* ms_cli_agent_signal() - the last SIGINT, SIGTERM or SIGHUP received, 0 if none. */
 int ms_cli_agent_signal(void);
@@ -38,9 +36,9 @@ ms_err ms_cli_agent_spawn(char **cmd, const char *sock_path, pid_t *pid,
 /*
  * ms_cli_agent_detach() - the daemon leaves its session, terminal and the
  * caller's pipes, and writes "READY <pid> <socket>" to @ready_fd (closed).
- * Return: 0, or -1 after a message.
+ * Return: MS_OK; MS_E_IO (after a message when it could not detach).
  */
-int ms_cli_agent_detach(int ready_fd, const char *sock_path);
+ms_err ms_cli_agent_detach(int ready_fd, const char *sock_path) MS_MUST_CHECK;
 
 /*
  * ms_cli_agent_daemon_parent() - waits for the daemon @child's READY line on

@@ -4,7 +4,6 @@
  * server, the command started with MODSIGN_AGENT_SOCK and without the PIN,
  * the daemon's detaching and its parent's shell assignments, and `--stop`.
  */
-#define _GNU_SOURCE	/* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,33 +22,14 @@ extern char **environ;
 
 /* What the signal handlers and the server's on_wake share. */
 static volatile sig_atomic_t got_signal;	/* the last SIGINT, SIGTERM or SIGHUP */
-static int wake_w = -1;
 
 static void
 on_signal(int sig)
 {
-	int saved = errno;
-
 	if (sig != SIGCHLD) {
 		got_signal = sig;
 	}
-	if (wake_w >= 0 && write(wake_w, "s", 1) < 0) {
-		/* full: the server is being woken already */
-	}
-	errno = saved;
-}
-
-void
-ms_cli_agent_wake_close(int fds[2])
-{
-	if (fds[0] < 0) {
-		return;
-	}
-	/* A late signal then writes nowhere, not to a descriptor reused meanwhile. */
-	wake_w = -1;
-	close(fds[0]);
-	close(fds[1]);
-	fds[0] = fds[1] = -1;
+	ms_cli_wake_signal();
 }
 
 int
@@ -126,15 +106,15 @@ ms_cli_agent_spawn(char **cmd, const char *sock_path, pid_t *pid, int *sys_errno
 	return rc == 0 ? MS_OK : MS_E_IO;
 }
 
-int
+ms_err
 ms_cli_agent_wake_pipe(int fds[2])
 {
 	struct sigaction sa;
 
-	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-		return -1;
+	if (ms_cli_wake_init(fds) != MS_OK) {
+		return MS_E_IO;
 	}
-	wake_w = fds[1];
+	ms_cli_wake_arm(fds[1]);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -144,11 +124,11 @@ ms_cli_agent_wake_pipe(int fds[2])
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return 0;
+	return MS_OK;
 }
 
 /* The daemon leaves the terminal and the caller's pipes, and tells the parent it is ready. */
-int
+ms_err
 ms_cli_agent_detach(int ready_fd, const char *sock_path)
 {
 	char line[MS_AGENT_SOCK_PATH_MAX + 64];
@@ -158,7 +138,7 @@ ms_cli_agent_detach(int ready_fd, const char *sock_path)
 	if (null < 0 || setsid() < 0 || dup2(null, STDIN_FILENO) < 0 ||
 	    dup2(null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0) {
 		ms_cli_error("agent: cannot detach: %s", strerror(errno));
-		return -1;
+		return MS_E_IO;
 	}
 	close(null);
 	if (chdir("/") != 0) {
@@ -166,10 +146,10 @@ ms_cli_agent_detach(int ready_fd, const char *sock_path)
 	}
 	n = snprintf(line, sizeof(line), "READY %ld %s\n", (long)getpid(), sock_path);
 	if (n < 0 || write(ready_fd, line, (size_t)n) != n) {
-		return -1;
+		return MS_E_IO;
 	}
 	close(ready_fd);
-	return 0;
+	return MS_OK;
 }
 
 /* A path as one word for a POSIX shell: single quotes, each ' as '\''. */

@@ -102,21 +102,21 @@ usage(void)
 	return MS_EXIT_USAGE;
 }
 
-int
+ms_err
 ms_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
 {
 	char *end = NULL;
 	unsigned long v;
 
 	if (*s < '0' || *s > '9') {
-		return -1;	/* strtoul would take "-1" and " 1" */
+		return MS_E_ARG;	/* strtoul would take "-1" and " 1" */
 	}
 	v = strtoul(s, &end, 10);
 	if (end == s || *end != '\0' || v < min || v > max) {
-		return -1;
+		return MS_E_ARG;
 	}
 	*out = (unsigned)v;
-	return 0;
+	return MS_OK;
 }
 
 /* -b hash key x509 [module...]: no dest, no -s. */
@@ -186,30 +186,30 @@ run_as_sign_file(const char *argv0)
 	return base != NULL && strcmp(base, "sign-file") == 0;
 }
 
-int
+ms_err
 ms_cli_key_add(struct ms_opts *o, const char *uri)
 {
 	if (o->n_keys == sizeof(o->keys) / sizeof(o->keys[0])) {
 		ms_cli_error("--key: at most %zu more tokens", sizeof(o->keys) / sizeof(o->keys[0]));
-		return -1;
+		return MS_E_ARG;
 	}
 	if (!ms_p11_uri_is(uri)) {
 		ms_cli_error("--key names a token: give a pkcs11: URI");
-		return -1;
+		return MS_E_ARG;
 	}
 	o->keys[o->n_keys++] = uri;
-	return 0;
+	return MS_OK;
 }
 
-int
+ms_err
 ms_cli_keys_check(const struct ms_opts *o)
 {
 	if (o->n_keys == 0 || (!o->raw_sig && ms_p11_uri_is(o->key))) {
-		return 0;
+		return MS_OK;
 	}
 	ms_cli_error(o->raw_sig ? "-s appends a given signature: --key does not apply" :
 		     "--key adds tokens holding <key>'s key: <key> must be a pkcs11: URI too");
-	return -1;
+	return MS_E_ARG;
 }
 
 int
@@ -255,7 +255,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			o->verbose = true;
 			break;
 		case 'j':
-			if (ms_cli_parse_uint(optarg, 1, 256, &o->jobs) != 0) {
+			if (ms_cli_parse_uint(optarg, 1, 256, &o->jobs) != MS_OK) {
 				ms_cli_error("-j %s: want a number from 1 to 256", optarg);
 				return usage();
 			}
@@ -269,7 +269,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			o->bulk = true;
 			break;
 		case OPT_TOKEN_TIMEOUT:
-			if (ms_cli_parse_uint(optarg, 0, 86400, &o->token_timeout) != 0) {
+			if (ms_cli_parse_uint(optarg, 0, 86400, &o->token_timeout) != MS_OK) {
 				ms_cli_error("--token-timeout %s: want seconds from 0 to 86400", optarg);
 				return usage();
 			}
@@ -282,7 +282,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			}
 			break;
 		case OPT_KEY:
-			if (ms_cli_key_add(o, optarg) != 0) {
+			if (ms_cli_key_add(o, optarg) != MS_OK) {
 				return usage();
 			}
 			break;
@@ -311,9 +311,9 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			fputs(usage_text, stdout);
 			fputs("\n", stdout);
 			fputs(help_text, stdout);
-			return -1;
+			return MS_EXIT_DONE;
 		case OPT_VERSION:
-			return ms_cli_version_print(stdout) == MS_EXIT_OK ? -1 : MS_EXIT_FAIL;
+			return ms_cli_version_print(stdout) == MS_EXIT_OK ? MS_EXIT_DONE : MS_EXIT_FAIL;
 		default:
 			return usage();
 		}
@@ -321,7 +321,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	argc -= optind;
 	argv += optind;
 	rc = o->bulk ? parse_bulk(argc, argv, o) : parse_single(argc, argv, o);
-	if (rc == MS_EXIT_OK && ms_cli_keys_check(o) != 0) {
+	if (rc == MS_EXIT_OK && ms_cli_keys_check(o) != MS_OK) {
 		return usage();
 	}
 	if (rc == MS_EXIT_OK && o->signed_policy == MS_SIGNED_REFUSE && run_as_sign_file(argv0)) {

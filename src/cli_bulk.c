@@ -16,7 +16,6 @@
  * progress.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -73,21 +72,15 @@ struct run {
  */
 static volatile sig_atomic_t first_signal;
 static volatile sig_atomic_t n_signals;
-static volatile sig_atomic_t wake_fd = -1;
 
 static void
 on_signal(int sig)
 {
-	int saved = errno;
-
 	if (first_signal == 0) {
 		first_signal = sig;
 	}
 	n_signals++;
-	if (wake_fd >= 0 && write(wake_fd, "s", 1) < 0) {
-		/* the pipe is full: the main thread is awake anyway */
-	}
-	errno = saved;
+	ms_cli_wake_signal();
 }
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
@@ -104,14 +97,6 @@ static double
 now(void)
 {
 	return (double)ms_clock_ns() / 1e9;
-}
-
-static void
-wake_main(struct run *r)
-{
-	if (write(r->wake[1], "w", 1) < 0) {
-		/* full: the main thread has a wake-up to read already */
-	}
 }
 
 /* Sign no more: hashed modules stay untouched, waiters for a lane return. */
@@ -253,7 +238,7 @@ sign_on_lane(struct run *r, struct ms_module_work *w)
 	err = ms_cli_module_sign(r->job, r->pool, lane, w);
 	if (err != MS_OK) {
 		stop_all(r);	/* before the lane is free: no signature after this one */
-		wake_main(r);
+		ms_cli_wake_write(r->wake[1]);
 	}
 	ms_lanes_give(r->pool, lane);
 	return err == MS_OK;	/* a failure leaves the module untouched */
@@ -303,7 +288,7 @@ worker(void *arg)
 		}
 	}
 	atomic_fetch_add(&r->n_done, 1);
-	wake_main(r);
+	ms_cli_wake_write(r->wake[1]);
 	return NULL;
 }
 
@@ -497,7 +482,7 @@ catch_signals(struct run *r, struct sigaction *old)
 
 	first_signal = 0;
 	n_signals = 0;
-	wake_fd = r->wake[1];
+	ms_cli_wake_arm(r->wake[1]);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -516,7 +501,7 @@ release_signals(const struct sigaction *old)
 	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
 		sigaction(stop_signals[i], &old[i], NULL);
 	}
-	wake_fd = -1;
+	ms_cli_wake_arm(-1);
 }
 
 /* The run on the heap: when threads are left running, it stays for them. */
@@ -554,12 +539,8 @@ run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_n
 			goto fail;
 		}
 	}
-	if (pipe(r->wake) != 0) {
+	if (ms_cli_wake_init(r->wake) != MS_OK) {
 		goto fail;
-	}
-	for (int k = 0; k < 2; k++) {
-		(void)fcntl(r->wake[k], F_SETFD, FD_CLOEXEC);
-		(void)fcntl(r->wake[k], F_SETFL, O_NONBLOCK);
 	}
 	/* Recursive: a message printed while the progress line is held. */
 	pthread_mutexattr_init(&ma);
@@ -588,8 +569,7 @@ run_free(struct run *r)
 	r->job->tmps = NULL;
 	r->job->n_opening = NULL;
 	pthread_mutex_destroy(&r->out_lock);
-	close(r->wake[0]);
-	close(r->wake[1]);
+	ms_cli_wake_close(r->wake);
 	ms_lanes_free(r->pool);
 	ms_tmp_set_clear(&r->tmps);
 	free(r->state);

@@ -234,7 +234,7 @@ ms_cli_info(int argc, char **argv)
 
 	rc = ms_cli_inspect_args(argc, argv, MS_INSPECT_OPT_JSON, usage_text, help_text, &a);
 	if (rc != MS_EXIT_OK) {
-		return rc < 0 ? MS_EXIT_OK : rc;
+		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
 	if (ms_cli_list_build(&a.list, &list) != MS_OK) {
 		return MS_EXIT_FAIL;

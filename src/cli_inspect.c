@@ -146,7 +146,7 @@ ms_cli_inspect_args(int argc, char **argv, unsigned allowed, const char *usage,
 		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
 			fputs(usage, stdout);
 			fputs(help, stdout);
-			return -1;
+			return MS_EXIT_DONE;
 		}
 		rc = one_option(argc, argv, &i, allowed, usage, a);
 		if (rc == 1) {

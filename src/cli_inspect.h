@@ -55,7 +55,7 @@ struct ms_inspect_args {
  * --files-from FILE, -0/--null, --max-module-size N, and the options
  * @allowed names; prints
  * @usage on a usage error and @help for -h/--help.
- * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE, or -1 after --help.
+ * Return: MS_EXIT_OK to go on, MS_EXIT_USAGE, or MS_EXIT_DONE after --help.
  */
 int ms_cli_inspect_args(int argc, char **argv, unsigned allowed, const char *usage,
 			const char *help, struct ms_inspect_args *a);

@@ -24,7 +24,7 @@ say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
 	ms_cli_error("%s: %s", mf->err_path != NULL ? mf->err_path : path, why);
 }
 
-/* Issue 16 item 8: finit_module(2), `verify` and `strip` read at most INT_MAX bytes. */
+/* finit_module(2), `verify` and `strip` read at most INT_MAX bytes: a signed module must fit. */
 static void
 say_too_big(const char *path, uint64_t signed_len)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Several tokens holding one key (--key, issue 19): each is opened, logged
+ * Several tokens holding one key (--key): each is opened, logged
  * in once and its key checked before any module is touched, all at the same
  * time on threads of their own: a real card's start-up takes seconds, and
  * four cards one after another would pay it four times.

@@ -276,7 +276,7 @@ ms_cli_verify(int argc, char **argv)
 	memset(&j, 0, sizeof(j));
 	rc = ms_cli_inspect_args(argc, argv, MS_INSPECT_OPT_CERT, usage_text, help_text, &a);
 	if (rc != MS_EXIT_OK) {
-		return rc < 0 ? MS_EXIT_OK : rc;
+		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
 	rc = MS_EXIT_FAIL;
 	j.zlimit = a.list.max_module_size;

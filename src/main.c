@@ -13,20 +13,6 @@
 #include "cli_inspect.h"
 
 /*
- * A run stopped by a signal ends by that signal once it has cleaned up, so
- * that the shell or make that started it sees it was interrupted (status
- * 128 + n) and stops too, as it would had we not caught it.
- */
-static void
-die_by(int sig)
-{
-	fflush(NULL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-	_exit(128 + sig);
-}
-
-/*
  * Where the run writes: each module in place, or the single module's
  * <dest> (and its .p7s beside the module). Their directories lose the temp
  * files of killed runs before signing, and are fsync'd as they are done.
@@ -113,14 +99,8 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 		if (!end.at_once && ms_cli_dirs_sync(&dirs) != MS_OK) {
 			end.rc = MS_EXIT_FAIL;
 		}
-		ms_pin_clear(&job->pin);
-		ms_cli_tokens_wipe(&job->tokens);
-		if (end.signo != 0) {
-			die_by(end.signo);
-		}
-		fflush(NULL);
-		/* Every module signed: only a dropped token (--key) hung. */
-		_exit(end.rc);
+		/* end.rc 0: every module signed, only a dropped token (--key) hung. */
+		ms_cli_exit_stuck(job, end.signo, end.rc);
 	}
 	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
 		end.rc = MS_EXIT_FAIL;
@@ -131,7 +111,7 @@ out:
 	ms_cli_names_free(&names);
 	ms_cli_list_free(&list);
 	if (end.signo != 0) {
-		die_by(end.signo);
+		ms_cli_exit_by_signal(end.signo);
 	}
 	return end.rc;
 }
@@ -166,7 +146,7 @@ main(int argc, char **argv)
 	}
 	rc = ms_cli_parse(argc, argv, &opts);
 	if (rc != MS_EXIT_OK) {
-		return rc < 0 ? MS_EXIT_OK : rc;
+		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
 	mask = umask(0);
 	umask(mask);

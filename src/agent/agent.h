@@ -25,7 +25,7 @@
 
 /* A frame: 4-byte big-endian length of what follows, then that many bytes. */
 #define MS_AGENT_LEN_BYTES 4
-/* Ceilings. A certificate is at most 64 KiB (style guide, section 5). */
+/* Ceilings (HACKING.md, Untrusted input). A certificate is at most 64 KiB. */
 #define MS_AGENT_CERT_MAX (64u * 1024u)
 #define MS_AGENT_PATH_MAX 4096u		/* the module path a client names */
 #define MS_AGENT_NAME_MAX 4096u		/* the key name of a HELLO reply */

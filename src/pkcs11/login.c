@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The one user login of a run (style guide, section 6): token flags are
+ * The one user login of a run (HACKING.md, Secrets): token flags are
  * read first so that a locked or last-try PIN is never spent, and a
  * rejected PIN is never retried; after a lost session, a new session and,
  * when the token forgot the login, the same PIN once more.

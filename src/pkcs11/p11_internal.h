@@ -78,7 +78,7 @@ struct ms_p11 {
 	struct ms_p11i_session sess[MS_P11I_SESSIONS_MAX];
 	unsigned n_sess;
 
-	/* Login state (style guide, section 6: one C_Login per run). */
+	/* Login state (one C_Login per run: HACKING.md, Secrets). */
 	bool login_tried;		/* C_Login(CKU_USER) was called */
 	bool login_done;		/* ms_p11_login() succeeded */
 	bool logged_in;			/* our C_Login succeeded: C_Logout at close */

@@ -9,7 +9,7 @@
  * A failed signature does not stop the pool: the owner decides (a bulk run
  * stops, the agent fails that request). Nothing is printed here.
  *
- * Several signers (tokens holding copies of one key, issue 19) may stand
+ * Several signers (tokens holding copies of one key, --key) may stand
  * behind one pool, their lanes numbered on from the first's: a signature
  * goes to whichever lane is free first. A signer that fails (a removed
  * token, CKR_DEVICE_ERROR, a signature past the token timeout) is dropped

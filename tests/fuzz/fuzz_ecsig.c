@@ -5,7 +5,7 @@
  * and ec_sig_encode in src/cms/tbs.c for EC r||s, unchanged bytes for RSA),
  * and ms_cms_cert_verify(), which takes a token's raw r||s the same way.
  * Today only mbedTLS output reaches it in the tests; a token's reply is
- * untrusted input (issue 17).
+ * untrusted input.
  *
  * Input: one flags byte (bit 0: also verify it, when its halves are 32, 48
  * or 66 bytes, against the TEST-ONLY P-256, P-384 or P-521 certificate over

@@ -179,7 +179,7 @@ printf 'pkcs11:type=secret-key' >$u/unknown-type
 printf 'pkcs11:' >$u/empty
 printf 'pkcs12:token=a' >$u/bad-scheme
 printf 'pkcs11:id=%%zz' >$u/bad-percent
-# Issue 17: repeats p11-kit reads through its whitespace deletion and aliases,
+# URIs p11-kit reads differently: repeats p11-kit reads through its whitespace deletion and aliases,
 # a decoded NUL, and an empty path attribute that turns the rest into a query.
 printf 'pkcs11:token=a; token=b' >$u/repeat-after-space
 printf 'pkcs11:token=a;token =b' >$u/repeat-space-in-name

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The agent's audit log never loses or merges a record (issue 25): --log
+# The agent's audit log never loses or merges a record: --log
 # takes a regular file only (a FIFO is refused at once, never waited for; a
 # device such as /dev/full is refused), an agent that cannot write its
 # start line does not start, a log another process keeps locked withholds

@@ -1,6 +1,6 @@
 #!/bin/bash
-# No client can starve the others, and refusals arrive as refusals (issue
-# 25): one process holding 300 idle connections (more than the agent's 256)
+# No client can starve the others, and refusals arrive as refusals: one
+# process holding 300 idle connections (more than the agent's 256)
 # does not lock out a new client nor `agent --stop`; a refusal (another uid,
 # a frame over the limit refused while it is being sent) reaches the client
 # whole, every time: the agent reads what the client still sends before it

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Nobody can take over the agent's socket directory (issue 25): $TMPDIR is
+# Nobody can take over the agent's socket directory: $TMPDIR is
 # used only when no other user can move what the agent makes in it (ours
 # or root's, and sticky when others may write to it, all the way up), a
 # socket path with a control character is refused, and the agent's cleanup

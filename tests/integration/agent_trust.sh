@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 25, the client side: whatever listens at MODSIGN_AGENT_SOCK is not
+# The agent's client side: whatever listens at MODSIGN_AGENT_SOCK is not
 # trusted for being there. A fake agent (tests/lib/fake_agent.pl, the
 # protocol written on its own) announces the key name a real agent
 # announces (read from one, started once), answers MATCH, and answers SIGN

@@ -173,7 +173,7 @@ run_ms -x sha256 "$uri" "$cert" "$T/m.ko"
 expect_fail "unknown option" 2 "Usage"
 t_check "--help exits 0" "$MODSIGN" --help
 t_check "--version exits 0" "$MODSIGN" --version
-# Files that are not what they are named as (issue 16 item 10): the
+# Files that are not what they are named as (module, key, certificate): the
 # message says what kind of file it is, or what would be wrong with the
 # result, and nothing is written.
 key=$DATA/rsa2048.key.pem
@@ -242,7 +242,7 @@ for how in single -b; do
 	fi
 done
 
-# Issue 27, item 4: a failure whose usual cause is outside the token gets a
+# A failure whose usual cause is outside the token gets a
 # hint, by module file name. openCryptoki answers C_Initialize with
 # CKR_HOST_MEMORY when pkcsslotd is not running; tests/slowtoken, copied
 # under openCryptoki's file name, gives that answer (its .conf) and SoftHSM2

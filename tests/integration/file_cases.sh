@@ -1,7 +1,8 @@
 #!/bin/bash
-# Modules in awkward places (issue 5, "Files"), single and bulk, each compared
-# with sign-file: a full disk (small tmpfs: no room for the copy, for the
-# signature, for an inode, a dest; in bulk a disk filling up mid-run), a
+# Modules in awkward places (doc/guarantees.md, "Files as they come"),
+# single and bulk, each compared with sign-file: a full disk (small tmpfs:
+# no room for the copy, for the signature, for an inode, a dest; in bulk a
+# disk filling up mid-run), a
 # read-only directory as a non-root user, a read-only module, hard links, a
 # module replaced or changed by another process while it is signed (slow
 # token, tests/slowtoken), and what is kept of mode, owner and timestamps.

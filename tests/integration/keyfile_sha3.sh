@@ -1,5 +1,5 @@
 #!/bin/bash
-# SHA-3 module signatures with a key file (issue 18): RSA through nettle is
+# SHA-3 module signatures with a key file: RSA through nettle is
 # byte-for-byte Debian's sign-file (OpenSSL 3.0 signs RSA with sha3-*); EC
 # (which that sign-file refuses with SHA-3) is deterministic, RFC 6979's HMAC
 # being HMAC-SHA-512 where mbedTLS 2.28 lacks the hash, and `openssl cms

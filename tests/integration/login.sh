@@ -1,9 +1,9 @@
 #!/bin/bash
 # Which token gets a C_Login, and with what. Counted in tests/slowtoken's
 # log (SoftHSM2 behind it), which names the slot of each login.
-# Issue 16, item 2: an empty PIN, or one shorter than the token's
+# An empty PIN, or one shorter than the token's
 # ulMinPinLen, is refused without a C_Login: the token counts no wrong try.
-# Issue 12: a URI without token= picks, among the tokens that match, the one
+# A URI without token= picks, among the tokens that match, the one
 # that holds the object (p11-kit's trust module, registered on every Debian
 # system, matches any such URI); only that token is logged in to.
 . "$(dirname "$0")/../lib/common.sh"
@@ -56,7 +56,7 @@ else
 	t_fail "the token counted no wrong try" "before: $flags_before" "after: $(token_flags)"
 fi
 
-# Issue 27, item 1: a PIN longer than ulMaxPinLen (SoftHSM2: 255) is never
+# A PIN longer than ulMaxPinLen (SoftHSM2: 255) is never
 # sent either (openCryptoki counts one as a wrong try): the limits and the
 # PIN's source are named, the PIN is not.
 long_pin=$(printf 'L%.0s' $(seq 256))
@@ -72,7 +72,7 @@ else
 		"$(logins "$T/st-long.log") C_Login" "$(cat "$T/out")"
 fi
 
-# Issue 27, item 2: C_Login answering CKR_PIN_LOCKED refused no PIN: the
+# C_Login answering CKR_PIN_LOCKED refused no PIN: the
 # message says the token is locked and how it is unlocked.
 : >"$T/st-lock.log"
 cp "$mod" "$T/m.ko"
@@ -96,7 +96,7 @@ expect_fail "CKF_USER_PIN_LOCKED: refused, the SO resets the PIN" 1 \
 [ "$(logins "$T/st-lock.log")" = 0 ] && t_pass "CKF_USER_PIN_LOCKED: no C_Login" ||
 	t_fail "CKF_USER_PIN_LOCKED: no C_Login" "$(logins "$T/st-lock.log") C_Login"
 
-# Issue 27, item 3: a token on its last try is refused with no C_Login, and
+# A token on its last try is refused with no C_Login, and
 # the message names the one option that spends that try.
 : >"$T/st-final.log"
 KBUILD_SIGN_PIN=$PIN SLOWTOKEN_PIN_FLAGS=FINAL_TRY SLOWTOKEN_LOG=$T/st-final.log \
@@ -127,7 +127,8 @@ else
 fi
 unset SLOWTOKEN_LOG
 
-# Issue 12. A second token, "other", with its own PIN and none of our keys.
+# The token a URI without token= picks. A second token, "other", with its
+# own PIN and none of our keys.
 softhsm2-util --init-token --free --label other --so-pin 5678 --pin "$WRONG_PIN" >/dev/null
 # slot_of LABEL: the token's slot id, as SoftHSM2 numbers it.
 slot_of() {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16, item 1: a PIN given in a key or certificate URI (pin-value=, in
+# A PIN given in a key or certificate URI (pin-value=, in
 # the path or the query) never appears in a message, on every failure path
 # that names the argument, in single and bulk mode; and a URI p11-kit reads
 # as one (upper-case scheme, leading whitespace) is taken as a URI, not as a

@@ -247,7 +247,7 @@ esac && t_pass "C_Sign hang: call 2 took >= 200 ms" ||
 
 # --- one copy per token: <copy>.conf replaces the environment --------------
 
-# Two copies in one process each keep their own settings (issue 19 loads one
+# Two copies in one process each keep their own settings (--key loads one
 # per token); here one copy, configured by its file while the environment
 # asks for a fault that would stop the run.
 fresh

@@ -1,5 +1,5 @@
 #!/bin/bash
-# NSS's softokn as the token (issue 27, item 5): an NSS database made in $T
+# NSS's softokn as the token: an NSS database made in $T
 # with certutil and pk12util holding the TEST-ONLY rsa2048 key, reached
 # through a p11-kit module file with x-init-reserved (softokn needs init
 # parameters, which a URI cannot carry) and module-name=. The module file is

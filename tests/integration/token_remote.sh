@@ -1,5 +1,5 @@
 #!/bin/bash
-# p11-kit remoting (issue 27, item 6): the test's SoftHSM2 token exported by
+# p11-kit remoting: the test's SoftHSM2 token exported by
 # `p11-kit server` on a Unix socket in $T, signed with through the client
 # module p11-kit-client.so (module-path=, P11_KIT_SERVER_ADDRESS). The
 # server's provider is tests/slowtoken over SoftHSM2, so that the token

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Several tokens holding one key (--key, issue 19), on real SoftHSM2 tokens
+# Several tokens holding one key (--key), on real SoftHSM2 tokens
 # of one token directory: tok-a and tok-b hold the same imported TEST-ONLY
 # keys (PIN $PIN), tok-c too under another PIN ($KEY_PASS), tok-x holds
 # another key under the label rsa2048. Where a test needs each token slow,

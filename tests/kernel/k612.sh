@@ -13,9 +13,9 @@
 #   X3     contrib/kbuild's 6.12 Makefile.modinst patch: one sign-file -b
 #          call, one login, then compression
 #   X5/Z5  two-stage: installed unsigned and compressed, then one
-#          `modsign -b -r` over the staging tree (issue 20)
+#          `modsign -b -r` over the staging tree
 #   SHA-3  sha3-256/384/512 signatures by modsign (PEM key and token, RSA
-#          and EC) load; `openssl cms -verify` accepts them (issue 18)
+#          and EC) load; `openssl cms -verify` accepts them
 #   P-521  6.12 verifies P-521 keys: an ec521 signature by modsign loads
 # and what must be refused: a signature appended to a compressed file (the
 # wrong order), an unsigned module, a .ko.xz on the zstd kernel.

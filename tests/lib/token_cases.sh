@@ -1,4 +1,4 @@
-# What every token of tests/integration/token_*.sh is proven on (issue 27),
+# What every token of tests/integration/token_*.sh is proven on,
 # with the token's side counted in a tests/slowtoken call log: sourced after
 # common.sh and t_setup. The test defines
 #   tc_token [SETTING...]  the token's shim gets these slowtoken settings

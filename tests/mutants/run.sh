@@ -1,6 +1,6 @@
 #!/bin/bash
 # Mutation check: each tests/mutants/NAME.patch is a small, plausible bug in
-# a guarantee of doc/guarantees.md (issue 5). For each mutant this copies
+# a guarantee of doc/guarantees.md, to show the tests can fail. For each mutant this copies
 # the working tree into a scratch directory, applies the patch, builds, runs
 # the tests the patch names ("# scripts:"), and reports
 #     KILLED NAME: SCRIPT failed N checks      (a test saw the bug)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# make powercut-check (issue 15): "each module original or signed" under a
+# make powercut-check: "each module original or signed" under a
 # real power cut. A Linux 6.1 guest under qemu signs a few hundred real
 # modules on a virtio disk that qemu opens with cache=none (O_DIRECT), and
 # the host SIGKILLs qemu at a random moment of the run: what the guest had
