@@ -255,6 +255,8 @@ sign_recovering(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *r
 {
 	struct lane *l = &p->lane[lane];
 	enum ms_signer_loss loss = MS_SIGNER_LOSS_NONE;
+	bool is_tried = false;
+	char last[sizeof(res->why)];
 	ms_err err;
 
 	err = sign_stamped(p, lane, req, sig, cap, sig_len);
@@ -264,6 +266,7 @@ sign_recovering(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *r
 	if (err != MS_OK && ms_signer_can_recover(l->signer) && may_recover(p, loss)) {
 		/* A lost session or token: re-open it (logging in again) and try once more. */
 		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+		is_tried = true;
 		if (ms_signer_recover(l->signer, l->index) == MS_OK) {
 			res->recovered = true;
 			err = sign_stamped(p, lane, req, sig, cap, sig_len);
@@ -272,7 +275,16 @@ sign_recovering(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *r
 		}
 	}
 	if (err != MS_OK) {
-		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+		/* After a recovery: what was lost, then what failed in bringing it back. */
+		ms_signer_describe(l->signer, l->index, last, sizeof(last));
+		if (is_tried) {
+			char first[sizeof(res->why)];
+
+			memcpy(first, res->why, sizeof(first));
+			snprintf(res->why, sizeof(res->why), "%.500s; then %.600s", first, last);
+		} else {
+			memcpy(res->why, last, sizeof(res->why));
+		}
 		res->is_lost = loss != MS_SIGNER_LOSS_NONE;
 	}
 	return err;
