@@ -17,17 +17,9 @@ N=10
 "$TOP/tests/lib/mkmodule.sh" "$T/src" $N 2 >/dev/null
 mkdir "$T/ref" && cp "$T"/src/*.ko "$T/ref/"
 "$MODSIGN" -q -r "$T/ref" sha256 "$DATA/rsa2048.key.pem" "$CERT" 2>>"$MS_LOG"
-fresh() { rm -rf "$T/w" && mkdir "$T/w" && cp "$T"/src/*.ko "$T/w/"; }
-# count_state: $signed, $orig over $T/w; $broken lists the others.
-count_state() {
-	signed=0 orig=0 broken=""
-	for m in "$T"/w/*.ko; do
-		b=$(basename "$m")
-		if same "$m" "$T/ref/$b"; then signed=$((signed + 1))
-		elif same "$m" "$T/src/$b"; then orig=$((orig + 1))
-		else broken="$broken $b"; fi
-	done
-}
+LOG=$T/calls.log	# workset.sh's fresh removes it; each agent here logs to its own
+# shellcheck source=tests/lib/workset.sh
+. "$TOP/tests/lib/workset.sh"
 # each_module: one modsign per module, as kbuild runs them, going on after
 # a failure (make -k); each output in $T/c/NAME.out.
 each_module() {
