@@ -3,9 +3,10 @@
  * The lane pool: the lanes of a signer (token sessions, key copies, agent
  * connections) lent to threads one signature at a time. A thread takes a
  * free lane (waiting for one), signs on it, and gives it back. Signing
- * brings a lost session back a bounded number of times in all, and stamps
- * the lane busy meanwhile, so that the owner's watchdog can see a token
- * call that never returns: such a call cannot be cancelled, only reported.
+ * brings a lost session (for the agent, a lost token too) back a bounded
+ * number of times, and stamps the lane busy meanwhile, so that the owner's
+ * watchdog can see a token call that never returns: such a call cannot be
+ * cancelled, only reported.
  * What is brought back, and how often, differs between a bulk run and the
  * agent in one place, may_recover(). A failed signature does not stop the
  * pool: the owner decides (a bulk run stops; the agent fails that request,
