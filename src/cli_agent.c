@@ -288,7 +288,7 @@ static void
 say_stop(const struct run *r, struct ms_agent_audit *audit, const char *key_name,
 	 const char *reason, const struct ms_agent_stats *st, const struct ms_lanes *lanes)
 {
-	char text[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
+	char text[MS_AGENT_REASON_MAX + 256 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
 	char counts[MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
 
 	token_counts(r, lanes, counts, sizeof(counts));
@@ -314,13 +314,15 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	struct ms_agent_server_cfg cfg;
 	struct ms_agent_stats st = { .stop_fd = -1 };
 	struct ms_lanes_cfg lc = {
-		.recoveries_max = MS_RECOVERIES_MAX, .token_timeout = a->o.token_timeout,
+		/* An agent lives long: a lost token is worth new sessions (may_recover()). */
+		.recoveries_max = MS_RECOVERIES_MAX, .recovery = MS_LANES_RECOVER_LONG,
+		.token_timeout = a->o.token_timeout,
 	};
 	struct ms_lanes *lanes = NULL;
 	struct run r = { .a = a, .tokens = &job->tokens, .audit = audit, .child = -1 };
 	const char *names[MS_TOKENS_MAX];
 	char key_name[MS_AGENT_NAME_MAX + 1];
-	char why[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 2)] = "", reason[256] = "";
+	char why[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 2)] = "", reason[MS_AGENT_REASON_MAX] = "";
 	size_t len;
 	int fds[2] = { -1, -1 };
 	int sys_errno = 0;
@@ -432,6 +434,15 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		}
 		r.child_done = true;
 		ms_cli_exit_stuck(job, 0, exit_status(&r, err));
+	}
+	if (err == MS_OK && st.is_token_lost) {
+		/*
+		 * The token is gone (the stop line says which and why): a daemon
+		 * exits 1; around a command, the command was left to fail at its
+		 * next signature ("cannot connect") and its status is the agent's,
+		 * or 1 if it succeeded.
+		 */
+		err = MS_E_TOKEN;
 	}
 out:
 	ms_agent_sock_close(&sock);

@@ -151,6 +151,9 @@ struct ms_agent_server_cfg {
 	void *ctx;
 };
 
+/* Room for why the server stopped (ms_agent_server_run()'s @reason). */
+#define MS_AGENT_REASON_MAX 2048
+
 /* What a run of the server did. */
 struct ms_agent_stats {
 	size_t signed_n;
@@ -158,12 +161,17 @@ struct ms_agent_stats {
 	size_t refused;		/* connections of another uid */
 	size_t malformed;	/* connections ended for a request that did not parse */
 	size_t hung;		/* lanes whose signature never came back */
+	bool is_token_lost;	/* stopped because the (last) token is gone for good */
 	int stop_fd;		/* the --stop client's connection, or -1: close it last */
 };
 
 /**
  * ms_agent_server_run() - serve @sock (listening) until a STOP request,
- * cfg->on_wake, --idle-timeout, --lifetime or a hung token says stop. Then
+ * cfg->on_wake, --idle-timeout, --lifetime, a hung token or a lost one (a
+ * signature failed with the session or token gone, and the pool could not
+ * bring it back: ms_lanes_result.is_lost) says stop. A lost token stops
+ * the pool at once, so that requests waiting for a lane are told the agent
+ * is stopping instead of each failing on the token. Then
  * the socket and its directory are removed, connections waiting for their
  * next request are closed, and requests being served are finished. The
  * caller then frees the pool and the signer (C_Finalize) and closes

@@ -175,6 +175,30 @@ serve_match(struct conn *c, const struct ms_agent_req *req)
 			   MS_AGENT_ST_FAILED, why);
 }
 
+/*
+ * The last token's session or the token itself is gone and the pool could
+ * not bring it back (its recovery policy: new sessions, a login only when
+ * the token forgot it): the agent can sign no more. It stops now rather
+ * than answer each later request with the token's error: the pool stops
+ * (requests waiting for a lane are told the agent is stopping) and the
+ * socket goes, so that new clients fail at once to connect.
+ */
+static void
+token_lost(struct ms_agent_server *srv, const struct ms_lanes_result *res)
+{
+	struct ms_lanes_signer_stat st;
+	char who[600], reason[MS_AGENT_REASON_MAX];
+
+	ms_lanes_signer_stat(srv->cfg->lanes, res->signer, &st);
+	ms_signer_name(st.signer, who, sizeof(who));
+	snprintf(reason, sizeof(reason), "%s lost: %s; it could not be brought back", who,
+		 res->why);
+	ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: stopping", reason);
+	atomic_store(&srv->is_token_lost, true);
+	ms_lanes_stop(srv->cfg->lanes);
+	ms_agenti_stop(srv, reason);
+}
+
 /* One signature: on a lane of the pool, logged before the client gets it. */
 static ms_err
 serve_sign(struct conn *c, const struct ms_agent_req *req)
@@ -206,8 +230,9 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	err = ms_lanes_sign(cfg->lanes, lane, &lr, sig, sizeof(sig), &sig_len, &res);
 	atomic_store(&c->lane, MS_LANE_NONE);
 	ms_lanes_give(cfg->lanes, lane);
-	if (res.recovered) {
-		ms_agenti_say(srv, MS_AGENT_SAY_WARN, "%s: session re-opened, signed again", label);
+	if (res.recovered && err == MS_OK) {
+		ms_agenti_say(srv, MS_AGENT_SAY_WARN, "%s: %s: session re-opened, signed again",
+			      label, res.why);
 	}
 
 	memset(&rec, 0, sizeof(rec));
@@ -231,6 +256,9 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	if (err != MS_OK) {
 		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: signing failed: %s", label, res.why);
 		atomic_fetch_add(&srv->failed, 1);
+		if (res.is_lost) {
+			token_lost(srv, &res);
+		}
 		return send_status(c, MS_AGENT_SIGN, MS_AGENT_ST_FAILED, res.why);
 	}
 	atomic_fetch_add(&srv->signed_n, 1);

@@ -387,6 +387,7 @@ ms_agent_server_run(const struct ms_agent_server_cfg *cfg, struct ms_agent_sock 
 	stats->refused = atomic_load(&srv->refused);
 	stats->malformed = atomic_load(&srv->malformed);
 	stats->hung = srv->hung;
+	stats->is_token_lost = atomic_load(&srv->is_token_lost);
 	stats->stop_fd = srv->stop_fd;
 	if (err == MS_OK) {
 		pthread_mutex_destroy(&srv->lock);

@@ -62,7 +62,8 @@ struct ms_agent_server {
 	unsigned n_busy;
 	bool stopping;
 	int64_t last_ms;		/* when the last request ended, for --idle-timeout */
-	char reason[256];		/* why it stopped */
+	char reason[MS_AGENT_REASON_MAX];	/* why it stopped */
+	atomic_bool is_token_lost;	/* it stopped because the token is gone */
 
 	pthread_mutex_t match_lock;	/* one certificate check at a time */
 	struct match_entry match[MATCH_CACHE];

@@ -150,6 +150,12 @@ ms_p11_rv_is_session_loss(unsigned long rv)
 }
 
 bool
+ms_p11_rv_is_token_loss(unsigned long rv)
+{
+	return rv == CKR_DEVICE_ERROR || rv == CKR_DEVICE_REMOVED || rv == CKR_TOKEN_NOT_PRESENT;
+}
+
+bool
 ms_p11i_rv_is_pin_error(CK_RV rv)
 {
 	return rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||

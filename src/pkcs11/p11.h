@@ -259,7 +259,16 @@ ms_err ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, siz
 bool ms_p11_rv_is_session_loss(unsigned long rv);
 
 /**
- * ms_p11_session_recover() - after a session loss on @session: open a new
+ * ms_p11_rv_is_token_loss() - whether @rv says the token itself failed or
+ * went away, taking its sessions (and perhaps the login) with it:
+ * CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_NOT_PRESENT. Whether to
+ * open new sessions on it is the caller's policy.
+ */
+bool ms_p11_rv_is_token_loss(unsigned long rv);
+
+/**
+ * ms_p11_session_recover() - after a session loss on @session (or a token
+ * loss, when the caller's policy says the token may come back): open a new
  * session in its place and, when the token no longer has our login, log in
  * again with the PIN given to ms_p11_login() (never one the token refused).
  * Thread-safe: one recovery at a time; other sessions may go on signing.

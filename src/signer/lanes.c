@@ -3,11 +3,14 @@
  * The lane pool: the lanes of a signer (token sessions, key copies, agent
  * connections) lent to threads one signature at a time. A thread takes a
  * free lane (waiting for one), signs on it, and gives it back. Signing
- * brings a lost session back a bounded number of times in all, and stamps
- * the lane busy meanwhile, so that the owner's watchdog can see a token
- * call that never returns: such a call cannot be cancelled, only reported.
- * A failed signature does not stop the pool: the owner decides (a bulk run
- * stops, the agent fails that request). Nothing is printed here.
+ * brings a lost session (for the agent, a lost token too) back a bounded
+ * number of times, and stamps the lane busy meanwhile, so that the owner's
+ * watchdog can see a token call that never returns: such a call cannot be
+ * cancelled, only reported.
+ * What is brought back, and how often, differs between a bulk run and the
+ * agent in one place, may_recover(). A failed signature does not stop the
+ * pool: the owner decides (a bulk run stops; the agent fails that request,
+ * or stops when the token is lost for good). Nothing is printed here.
  *
  * Several signers (tokens holding copies of one key, --key) may stand
  * behind one pool, their lanes numbered on from the first's: a signature
@@ -84,7 +87,9 @@ struct ms_lanes {
 	unsigned n_free;
 	unsigned n_alive;		/* members not dropped; guarded by lock */
 	atomic_bool stopped;
-	atomic_uint recoveries;		/* lost sessions brought back so far */
+	atomic_uint recoveries;		/* lost sessions brought back so far (a run) */
+	uint64_t window_start;		/* a long-lived owner's recoveries: guarded by lock */
+	unsigned window_n;
 	atomic_uint n_left;		/* lane threads left inside a token */
 };
 
@@ -206,25 +211,82 @@ sign_stamped(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req,
 	return err;
 }
 
+/*
+ * The recovery policy (enum ms_lanes_recovery), the one place where a bulk
+ * run and the agent differ: whether @loss is brought back, counting the
+ * recovery when it is. A run brings back lost sessions only,
+ * recoveries_max in all: a run is short, and a token that failed is better
+ * looked at than signed with again; its modules are signed later with
+ * --skip-signed. An agent lives for days: a token that failed once and
+ * answers again (a reset card, a remote token's link back) is worth new
+ * sessions, recoveries_max per lane within MS_LANES_RECOVERY_WINDOW
+ * seconds, so that a token failing for good is given up at once.
+ */
+static bool
+may_recover(struct ms_lanes *p, enum ms_signer_loss loss)
+{
+	uint64_t window = (uint64_t)MS_LANES_RECOVERY_WINDOW * 1000000000u;
+	uint64_t now = 0, budget = (uint64_t)p->cfg.recoveries_max * p->n;
+	bool is_ok = false;
+
+	if (loss == MS_SIGNER_LOSS_NONE) {
+		return false;
+	}
+	if (p->cfg.recovery != MS_LANES_RECOVER_LONG) {
+		return loss == MS_SIGNER_LOSS_SESSION &&
+		       atomic_fetch_add(&p->recoveries, 1) < p->cfg.recoveries_max;
+	}
+	now = ms_clock_ns();
+	pthread_mutex_lock(&p->lock);
+	if (p->window_n == 0 || now - p->window_start >= window) {
+		p->window_start = now;
+		p->window_n = 0;
+	}
+	is_ok = p->window_n < budget;
+	if (is_ok) {
+		p->window_n++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return is_ok;
+}
+
 static ms_err
 sign_recovering(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req,
 		uint8_t *sig, size_t cap, size_t *sig_len, struct ms_lanes_result *res)
 {
 	struct lane *l = &p->lane[lane];
+	enum ms_signer_loss loss = MS_SIGNER_LOSS_NONE;
+	bool is_tried = false;
+	char last[sizeof(res->why)];
 	ms_err err;
 
 	err = sign_stamped(p, lane, req, sig, cap, sig_len);
-	if (err != MS_OK && ms_signer_can_recover(l->signer) &&
-	    atomic_fetch_add(&p->recoveries, 1) < p->cfg.recoveries_max) {
-		/* A lost session: re-open it (logging in again) and try once more. */
+	if (err != MS_OK) {
+		loss = ms_signer_loss(l->signer, l->index);
+	}
+	if (err != MS_OK && ms_signer_can_recover(l->signer) && may_recover(p, loss)) {
+		/* A lost session or token: re-open it (logging in again) and try once more. */
 		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+		is_tried = true;
 		if (ms_signer_recover(l->signer, l->index) == MS_OK) {
 			res->recovered = true;
 			err = sign_stamped(p, lane, req, sig, cap, sig_len);
+			/* Brought back: only a new loss is one. */
+			loss = err != MS_OK ? ms_signer_loss(l->signer, l->index) : MS_SIGNER_LOSS_NONE;
 		}
 	}
 	if (err != MS_OK) {
-		ms_signer_describe(l->signer, l->index, res->why, sizeof(res->why));
+		/* After a recovery: what was lost, then what failed in bringing it back. */
+		ms_signer_describe(l->signer, l->index, last, sizeof(last));
+		if (is_tried) {
+			char first[sizeof(res->why)];
+
+			memcpy(first, res->why, sizeof(first));
+			snprintf(res->why, sizeof(res->why), "%.500s; then %.600s", first, last);
+		} else {
+			memcpy(res->why, last, sizeof(res->why));
+		}
+		res->is_lost = loss != MS_SIGNER_LOSS_NONE;
 	}
 	return err;
 }
@@ -570,6 +632,7 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	ms_err err;
 
 	res->recovered = false;
+	res->is_lost = false;
 	res->signer = 0;
 	res->why[0] = '\0';
 	if (lane >= p->n) {
@@ -590,6 +653,7 @@ ms_lanes_sign(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 		res->signer = l->member;
 		return MS_OK;
 	}
+	res->signer = l->member;
 	if (p->n_members == 1 || !is_signer_fault(err) ||
 	    (!left && !drop(p, l->member, res->why))) {
 		return err;	/* the last signer alive: the caller's failure */

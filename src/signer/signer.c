@@ -57,6 +57,15 @@ ms_signer_recover(struct ms_signer *s, unsigned lane)
 	return s->ops->recover(s, lane);
 }
 
+enum ms_signer_loss
+ms_signer_loss(const struct ms_signer *s, unsigned lane)
+{
+	if (s == NULL || lane >= s->lanes || s->ops->loss == NULL) {
+		return MS_SIGNER_LOSS_NONE;
+	}
+	return s->ops->loss(s, lane);
+}
+
 void
 ms_signer_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t cap)
 {

@@ -64,11 +64,31 @@ ms_err ms_signer_match_key(const struct ms_signer *s, const struct ms_signer *re
  */
 bool ms_signer_can_recover(const struct ms_signer *s);
 
+/* What the last failed signature on a lane lost (ms_signer_loss()). */
+enum ms_signer_loss {
+	MS_SIGNER_LOSS_NONE = 0,	/* nothing: a failure of that request, or no token */
+	MS_SIGNER_LOSS_SESSION,		/* the session or its login; the token still answers */
+	MS_SIGNER_LOSS_TOKEN,		/* the token: CKR_DEVICE_ERROR, _DEVICE_REMOVED, ... */
+};
+
 /**
- * ms_signer_recover() - after a failed ms_signer_sign() on @lane, bring the
- * lane back (a lost token session re-opened, logged in again with the PIN
- * already given) so that the signature may be tried once more. Not
- * thread-safe with a sign on the same lane.
+ * ms_signer_loss() - what the last failed ms_signer_sign() on @lane lost: a
+ * session (ms_p11_rv_is_session_loss(): CKR_SESSION_HANDLE_INVALID,
+ * CKR_SESSION_CLOSED, CKR_USER_NOT_LOGGED_IN), the token
+ * (ms_p11_rv_is_token_loss(): CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED,
+ * CKR_TOKEN_NOT_PRESENT) or nothing (any other failure; a signer that cannot
+ * recover). Whether a loss is worth ms_signer_recover() is the lane pool's
+ * policy (struct ms_lanes_cfg, .recovery).
+ */
+enum ms_signer_loss ms_signer_loss(const struct ms_signer *s, unsigned lane);
+
+/**
+ * ms_signer_recover() - after a failed ms_signer_sign() on @lane that lost
+ * a session or the token (ms_signer_loss()), bring the lane back (a new
+ * token session opened in its place, logged in again with the PIN already
+ * given only when the token no longer holds the login) so that the
+ * signature may be tried once more. Not thread-safe with a sign on the
+ * same lane.
  * Return: MS_OK when the lane was brought back; MS_E_UNSUPPORTED for a signer
  * that cannot recover; anything else means stop.
  */
@@ -134,7 +154,8 @@ ms_err ms_signer_token_add_lanes(struct ms_signer *s, unsigned want) MS_MUST_CHE
  * The lane pool (lanes.c): a signer's lanes lent to threads one signature
  * at a time, for the bulk run and the agent. A thread takes a lane
  * (waiting for a free one), signs on it and gives it back. Signing brings a
- * lost session back at most @recoveries_max times in all and stamps the
+ * lost session (and for a long-lived owner a lost token) back a bounded
+ * number of times (enum ms_lanes_recovery) and stamps the
  * lane busy meanwhile, so that the owner's watchdog (ms_lanes_hung()) sees
  * a token call that never returns. A failed signature does not stop the
  * pool; the owner decides (ms_lanes_stop()). Nothing is printed. Lane
@@ -145,8 +166,32 @@ struct ms_lanes;
 
 #define MS_LANE_NONE UINT_MAX
 
+/*
+ * What a pool brings back after a failed signature, and how often: the one
+ * place where a bulk run and the agent differ (lanes.c, may_recover()).
+ */
+enum ms_lanes_recovery {
+	/*
+	 * A run: a lost session only (MS_SIGNER_LOSS_SESSION), @recoveries_max
+	 * times in all; a device error or a removed token ends the run, whose
+	 * modules are then signed again with --skip-signed.
+	 */
+	MS_LANES_RECOVER_RUN = 0,
+	/*
+	 * A long-lived owner (the agent): a lost token too (its sessions
+	 * re-opened), @recoveries_max times per lane within
+	 * MS_LANES_RECOVERY_WINDOW seconds, so that a token that comes back
+	 * now and then is served for days while one that is gone is given up
+	 * within a request (ms_lanes_result.is_lost).
+	 */
+	MS_LANES_RECOVER_LONG,
+};
+
+#define MS_LANES_RECOVERY_WINDOW 60
+
 struct ms_lanes_cfg {
-	unsigned recoveries_max;	/* lost sessions brought back, in all (3 in a run) */
+	unsigned recoveries_max;	/* lost sessions brought back (3), as .recovery says */
+	enum ms_lanes_recovery recovery;
 	unsigned token_timeout;		/* seconds before a signature counts as hung; 0 never */
 	/*
 	 * Pools of several signers: called once for each signer dropped (0 is
@@ -167,7 +212,14 @@ struct ms_lanes_cfg {
 /* What ms_lanes_sign() had to do, for the owner's messages. */
 struct ms_lanes_result {
 	bool recovered;		/* a lost session was re-opened and the signature tried again */
-	unsigned signer;	/* after MS_OK: the signer that made it (as ms_lanes_signer_stat()) */
+	/*
+	 * After a failure: the signer lost its session or token (ms_signer_loss())
+	 * and it was not brought back (not this pool's policy, its recoveries
+	 * spent, or the recovery or the signature after it failed). With one
+	 * signer alive, the pool can sign no more.
+	 */
+	bool is_lost;
+	unsigned signer;	/* the signer that made it, or that failed (ms_lanes_signer_stat()) */
 	char why[1200];		/* if recovered: what was lost; after a failure: what failed */
 };
 

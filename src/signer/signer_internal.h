@@ -32,6 +32,8 @@ struct ms_signer_ops {
 	 * NULL: the signer never recovers.
 	 */
 	ms_err (*recover)(struct ms_signer *s, unsigned lane);
+	/* What the last failed sign on @lane lost. NULL: never anything. */
+	enum ms_signer_loss (*loss)(const struct ms_signer *s, unsigned lane);
 	/* One line saying what failed last on @lane, for messages. */
 	void (*describe)(const struct ms_signer *s, unsigned lane, char *buf, size_t cap);
 	/* Who signs, for messages: the token, the agent's socket or the key file. */

@@ -147,14 +147,34 @@ tok_match_key(const struct ms_signer *base, const struct ms_signer *ref_base)
 	return MS_E_UNSUPPORTED;
 }
 
-/* Only a lost session is worth a second try; a removed token is not. */
+static enum ms_signer_loss
+tok_loss(const struct ms_signer *base, unsigned lane)
+{
+	const struct token_signer *ps = (const struct token_signer *)base;
+	const struct ms_p11_fail *f = ms_p11_session_fail(ps->p11, lane);
+
+	if (f == NULL || f->call == NULL) {
+		return MS_SIGNER_LOSS_NONE;
+	}
+	if (ms_p11_rv_is_session_loss(f->rv)) {
+		return MS_SIGNER_LOSS_SESSION;
+	}
+	if (ms_p11_rv_is_token_loss(f->rv)) {
+		return MS_SIGNER_LOSS_TOKEN;
+	}
+	return MS_SIGNER_LOSS_NONE;
+}
+
+/*
+ * Only a loss is worth a second try: a session, or (when the pool's policy
+ * asks) the token. Any other failure is the request's.
+ */
 static ms_err
 tok_recover(struct ms_signer *base, unsigned lane)
 {
 	struct token_signer *ps = (struct token_signer *)base;
-	const struct ms_p11_fail *f = ms_p11_session_fail(ps->p11, lane);
 
-	if (f == NULL || !ms_p11_rv_is_session_loss(f->rv)) {
+	if (tok_loss(base, lane) == MS_SIGNER_LOSS_NONE) {
 		return MS_E_TOKEN;
 	}
 	return ms_p11_session_recover(ps->p11, lane);
@@ -200,6 +220,7 @@ static const struct ms_signer_ops tok_ops = {
 	.match_cert = tok_match_cert,
 	.match_key = tok_match_key,
 	.recover = tok_recover,
+	.loss = tok_loss,
 	.describe = tok_describe,
 	.name = tok_name,
 	.free = tok_free,

@@ -5,7 +5,8 @@
 # server's provider is tests/slowtoken over SoftHSM2, so that the token
 # side's calls are counted (SLOWTOKEN_LOG) and faults and a session limit
 # set; the server runs one `p11-kit remote` per connection, which loads a
-# fresh copy of the shim that reads its settings from $SHIM_R.conf.
+# fresh copy of the shim that reads its settings from $SHIM_R.conf. The
+# link is cut under a bulk run and under a running `agent --daemon`.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 t_token
@@ -158,6 +159,45 @@ EOF
 else
 	t_skip "p11-kit remoting over ssh -R" "$sshd_why"
 fi
+
+# The link cut under a running `agent --daemon`: the next signature fails
+# (CKR_DEVICE_ERROR from p11-kit-client), no new session can be opened, so
+# the agent stops, saying why in its audit log, and removes its socket: the
+# clients after it fail at once with "cannot connect", modules untouched.
+server
+fresh
+mkdir -p -m 0700 "$T/run"
+KBUILD_SIGN_PIN=$PIN XDG_RUNTIME_DIR=$T/run "$MODSIGN" agent --daemon --lifetime 600 \
+	--log "$T/agent.audit" "$uri" >"$T/agent.env" 2>>"$MS_LOG"
+eval "$(cat "$T/agent.env")"
+apid=$MODSIGN_AGENT_PID
+trap '[ -n "$apid" ] && kill "$apid" 2>/dev/null; server_stop; t_cleanup' EXIT
+sock=$MODSIGN_AGENT_SOCK
+run_ms sha256 "$uri" "$cert" "$T/w/mod000.ko"
+first=$rc
+server_stop
+rm -rf "$T/c" && mkdir "$T/c"
+for i in 1 2 3 4 5; do
+	"$MODSIGN" sha256 "$uri" "$cert" "$T/w/mod00$i.ko" >"$T/c/$i.out" 2>&1
+	cat "$T/c/$i.out" >>"$MS_LOG"
+done
+count_state
+for _ in $(seq 150); do
+	kill -0 "$apid" 2>/dev/null || break
+	sleep 0.1
+done
+n_ckr=$(grep -l "CKR_" "$T"/c/*.out | wc -l)
+n_conn=$(grep -l "cannot connect" "$T"/c/*.out | wc -l)
+if [ "$first" -eq 0 ] && [ -z "$broken" ] && [ "$signed" -eq 1 ] && [ "$n_ckr" -eq 1 ] &&
+    [ "$n_conn" -eq 4 ] && ! kill -0 "$apid" 2>/dev/null && [ ! -e "$sock" ] &&
+    grep -q '"event":"stop".*lost: C_Sign\(Init\)\?: CKR_' "$T/agent.audit"; then
+	t_pass "link cut under agent --daemon: the agent stops (audit line, socket gone); later clients cannot connect"
+else
+	t_fail "link cut under agent --daemon: the agent stops; later clients cannot connect" \
+		"first $first, $signed signed, torn:$broken, $n_ckr saw a CKR_, $n_conn cannot connect" \
+		"$(tail -n 2 "$T/agent.audit")" "$(cat "$T/c/5.out")"
+fi
+unset MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
 
 tc_wrong_pin "$uri"
 server_stop

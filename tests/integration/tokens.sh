@@ -20,7 +20,8 @@
 # every module sign-file's bytes, both tokens signing (the audit log and the
 # stop line name the token of each signature), one C_Login per token; a
 # token of another key refused before the agent listens; a token failing
-# mid-run dropped and logged while the other signs every module, and one
+# mid-run dropped and logged while the other signs every module, both
+# failing: one dropped, then the agent stops naming the last (lost), and one
 # hanging past --token-timeout dropped while the agent ends with its command.
 # A token whose signatures stop verifying mid-run is dropped the same way,
 # none of its bad signatures written.
@@ -464,6 +465,29 @@ KBUILD_SIGN_PIN=$PIN run_ms agent --log "$T/audit.log" --key "$(uri tok-b "$T/st
 	t_pass "agent --key, a token failing mid-run: dropped and logged, the other signs every module" ||
 	t_fail "agent --key, a token failing mid-run: dropped, the other signs every module" \
 		"status $rc" "$(cat "$T/out")" "$(cat "$T/audit.log")"
+
+# Both tokens failing for good: the first to fail is dropped, and when the
+# last one's new session does not help either, the agent stops, naming it,
+# instead of failing each module; every module untouched or signed.
+shim a 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_FAULT=C_Sign:3+:CKR_DEVICE_ERROR'
+shim b 'SLOWTOKEN_SIGN_MS=20' 'SLOWTOKEN_FAULT=C_Sign:2+:CKR_DEVICE_ERROR'
+fresh
+rm -f "$T/audit.log"
+KBUILD_SIGN_PIN=$PIN run_ms agent --log "$T/audit.log" --key "$(uri tok-b "$T/st-b.so")" \
+	"$(uri tok-a "$T/st-a.so")" -- "$T/per-module.sh"
+torn=""
+for m in "$T"/w/*.ko; do
+	same "$T/ref/$(basename "$m")" "$m" || same "$T/src/$(basename "$m")" "$m" || torn="$torn $m"
+done
+if [ "$rc" -ne 0 ] && [ -z "$torn" ] &&
+    grep -q "agent: token 'tok-[ab]' (serial [0-9a-f]*) dropped: .*CKR_DEVICE_ERROR" "$T/out" &&
+    grep -q "agent: stopped (token 'tok-[ab]' (serial [0-9a-f]*) lost: C_Sign: CKR_DEVICE_ERROR" "$T/out" &&
+    grep -q '"event":"stop".*lost: C_Sign: CKR_DEVICE_ERROR' "$T/audit.log"; then
+	t_pass "agent --key, both tokens failing: one dropped, then the agent stops naming the last; none torn"
+else
+	t_fail "agent --key, both tokens failing: one dropped, then the agent stops naming the last; none torn" \
+		"status $rc, torn:$torn" "$(cat "$T/out")"
+fi
 
 # A token hanging past --token-timeout (its 2nd C_Sign sleeps 10 minutes):
 # dropped, its signature made on the other; the agent ends with the

@@ -3,7 +3,9 @@
  * Unit tests for the lane pool (src/signer/lanes.c) over a stand-in signer
  * whose lanes lose their session or hang on command: lanes lent one at a
  * time and handed back, takers woken by a stop, lost sessions brought back
- * at most recoveries_max times in all, a signature past the token timeout
+ * at most recoveries_max times in all (a lost token only under the
+ * long-lived policy, and said to be lost when it stays so), a signature
+ * past the token timeout
  * reported with its label, the watchdog's age test on chosen clock readings
  * (a lane stamped busy after the clock was read is not hung); several
  * signers behind one pool, a failing or hanging one dropped and its
@@ -28,6 +30,7 @@ struct stub {
 	pthread_mutex_t lock;
 	pthread_cond_t released;
 	atomic_int signs, recovers;
+	atomic_int loss;		/* what a failure lost: 0 a session, -1 nothing, else this */
 };
 
 static ms_err
@@ -69,6 +72,18 @@ stub_recover(struct ms_signer *s, unsigned lane)
 	return MS_OK;
 }
 
+static enum ms_signer_loss
+stub_loss(const struct ms_signer *s, unsigned lane)
+{
+	int loss = atomic_load(&((const struct stub *)s)->loss);
+
+	(void)lane;
+	if (loss < 0) {
+		return MS_SIGNER_LOSS_NONE;
+	}
+	return loss != 0 ? (enum ms_signer_loss)loss : MS_SIGNER_LOSS_SESSION;
+}
+
 static void
 stub_describe(const struct ms_signer *s, unsigned lane, char *buf, size_t cap)
 {
@@ -93,6 +108,7 @@ static const struct ms_signer_ops stub_ops = {
 	.sign = stub_sign,
 	.match_cert = stub_match,
 	.recover = stub_recover,
+	.loss = stub_loss,
 	.describe = stub_describe,
 	.name = stub_name,
 	.free = stub_free,
@@ -188,6 +204,56 @@ MS_TEST(signer_lanes_recoveries_bounded)
 	CHECK(!ms_lanes_stopped(p));
 	CHECK_ERR(sign_one(p, 0, "d.ko", &res), MS_OK);
 	CHECK_ERR(sign_one(p, 1, "e.ko", &res), MS_E_ARG);	/* no such lane */
+	ms_lanes_free(p);
+}
+
+/*
+ * A lost token: a run gives up at once (no recovery); a long-lived owner
+ * re-opens, recoveries_max per lane within the window, and says when the
+ * token is lost for good (is_lost).
+ */
+MS_TEST(signer_lanes_lost_token_policy)
+{
+	struct stub st;
+	struct ms_lanes_cfg run = { .recoveries_max = 3 };
+	struct ms_lanes_cfg agent = { .recoveries_max = 1, .recovery = MS_LANES_RECOVER_LONG };
+	struct ms_lanes *p = NULL;
+	struct ms_lanes_result res;
+
+	stub_init(&st, 1);
+	atomic_store(&st.loss, MS_SIGNER_LOSS_TOKEN);
+	CHECK_ERR(ms_lanes_new(&st.base, &run, &p), MS_OK);
+	atomic_store(&st.losses, 1);
+	CHECK_ERR(sign_one(p, 0, "a.ko", &res), MS_E_TOKEN);
+	CHECK(!res.recovered && res.is_lost);
+	CHECK_EQ(atomic_load(&st.recovers), 0);
+	ms_lanes_free(p);
+
+	CHECK_ERR(ms_lanes_new(&st.base, &agent, &p), MS_OK);
+	atomic_store(&st.losses, 1);
+	CHECK_ERR(sign_one(p, 0, "b.ko", &res), MS_OK);
+	CHECK(res.recovered && !res.is_lost);
+	CHECK_EQ(atomic_load(&st.recovers), 1);
+	/* The window's one recovery is spent: lost for good. */
+	atomic_store(&st.losses, 1);
+	CHECK_ERR(sign_one(p, 0, "c.ko", &res), MS_E_TOKEN);
+	CHECK(!res.recovered && res.is_lost);
+	CHECK_EQ(atomic_load(&st.recovers), 1);
+	ms_lanes_free(p);
+
+	/* Re-opened, and the signature after it fails again: lost. */
+	CHECK_ERR(ms_lanes_new(&st.base, &agent, &p), MS_OK);
+	atomic_store(&st.losses, 2);
+	CHECK_ERR(sign_one(p, 0, "d.ko", &res), MS_E_TOKEN);
+	CHECK(res.recovered && res.is_lost);
+	ms_lanes_free(p);
+
+	/* A failure that loses nothing is the request's: no recovery, not lost. */
+	CHECK_ERR(ms_lanes_new(&st.base, &agent, &p), MS_OK);
+	atomic_store(&st.loss, -1);
+	atomic_store(&st.losses, 1);
+	CHECK_ERR(sign_one(p, 0, "e.ko", &res), MS_E_TOKEN);
+	CHECK(!res.recovered && !res.is_lost);
 	ms_lanes_free(p);
 }
 
