@@ -22,7 +22,6 @@ then
 	exit
 fi
 cert=$DATA/rsa2048.x509.der
-N=50
 
 # The NSS database; its password is the token's user PIN.
 mkdir "$T/nssdb"
@@ -92,9 +91,11 @@ tc_token() {
 	printf '%s\n' "SLOWTOKEN_MODULE=$SOFTOKN" "SLOWTOKEN_LOG=$LOG" "$@" >"$T/st-n.so.conf"
 	rm -f "$LOG"
 }
+TC_URI=$(uri nss)
+TC_SLOW=$(uri nss-st)
 # shellcheck source=tests/lib/token_cases.sh
 . "$TOP/tests/lib/token_cases.sh"
-tc_refs
+tc_refs 50
 
 # A URI cannot carry softokn's init parameters: the hint says what does.
 cp "$T/src/mod000.ko" "$T/m.ko"
@@ -109,9 +110,9 @@ grep -q "^  hint: NSS's softokn needs init parameters.*x-init-reserved: .*module
 	t_fail "module-path= to softokn: the hint names x-init-reserved and module-name=" \
 		"$(cat "$T/out")"
 
-tc_single "$(uri nss)"
-tc_bulk "$(uri nss-st)"
-tc_jobs "$(uri nss-st)"
-tc_agent "$(uri nss-st)"
-tc_wrong_pin "$(uri nss-st)"
+tc_single
+tc_bulk
+tc_jobs
+tc_agent
+tc_wrong_pin
 t_done

@@ -17,8 +17,6 @@ t_setup
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
-# shellcheck source=tests/lib/realtoken.sh
-. "$TOP/tests/lib/realtoken.sh"
 
 OCK_MODULE=/usr/lib/x86_64-linux-gnu/opencryptoki/libopencryptoki.so.0
 missing=""
@@ -106,33 +104,44 @@ else
 	exit 1
 fi
 
-export SLOWTOKEN_MODULE=$OCK_MODULE
-RT_IN=ns
-RT_URI="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$OCK_MODULE"
-RT_SLOW="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$SHIM"
-RT_WRONG=$OCK_WRONG_PIN
-rt_modules 50
+# The checks of tests/lib/token_cases.sh, every command in the namespace,
+# counted through a copy of the shim.
+TC_IN=ns
+TC_MODULE=$OCK_MODULE
+TC_SHIM=$T/st.so
+cp "$SHIM" "$TC_SHIM"
+TC_URI="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$OCK_MODULE"
+TC_SLOW="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$TC_SHIM"
+TC_PIN=$OCK_PIN
+TC_WRONG=$OCK_WRONG_PIN
+# shellcheck source=tests/lib/token_cases.sh
+. "$TOP/tests/lib/token_cases.sh"
+tc_refs 50
 export KBUILD_SIGN_PIN=$OCK_PIN
 
 # --- One module, -b, -j, the agent, a wrong PIN.
-rt_signing
+tc_single
+tc_bulk
+tc_jobs
+tc_agent
+tc_wrong_pin
 
 # --- pkcsslotd killed in the middle of a bulk run (each signature slowed to
 # 50 ms so that there is a middle): the soft token signs in the process, so
 # the run goes on; each module untouched or signed, no temp file. A new run
 # without pkcsslotd fails in C_Initialize with nothing touched; after a
 # restart --skip-signed finishes the job.
-RT_SIGN_MS=50 rt_kill_midrun pkcsslotd kill -9 "$SLOTD_PID"
+TC_SIGN_MS=50 tc_kill_midrun pkcsslotd kill -9 "$SLOTD_PID"
 SLOTD_PID=""
 cp "$T/src/mod000.ko" "$T/m.ko"
-rt_ms sha256 "$RT_URI" "$CERT" "$T/m.ko"
+tc_ms sha256 "$TC_URI" "$TC_CERT" "$T/m.ko"
 if [ "$rc" -eq 1 ] && grep -q "C_Initialize\|no token" "$T/out" && same "$T/m.ko" "$T/src/mod000.ko"; then
 	t_pass "no pkcsslotd: an error ($(grep -o 'CKR_[A-Z_]*' "$T/out" | head -n 1)), module untouched"
 else
 	t_fail "no pkcsslotd: an error, module untouched" "status $rc" "$(tail -n 5 "$T/out")"
 fi
 if slotd_start; then
-	rt_finish "pkcsslotd restarted"
+	tc_finish "pkcsslotd restarted"
 else
 	t_fail "pkcsslotd restarts" "$(tail -n 5 "$T/slotd.log")"
 fi

@@ -21,8 +21,6 @@ t_setup
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
-# shellcheck source=tests/lib/realtoken.sh
-. "$TOP/tests/lib/realtoken.sh"
 
 TPM_MODULE=/usr/lib/x86_64-linux-gnu/pkcs11/libtpm2_pkcs11.so
 missing=""
@@ -135,11 +133,15 @@ unset DBUS_SESSION_BUS_ADDRESS
 tpm_uri() {
 	printf 'pkcs11:token=modsign-tpm;object=%s;type=private?module-path=%s' "$1" "$TPM_MODULE"
 }
-export SLOWTOKEN_MODULE=$TPM_MODULE
-RT_IN=""
-RT_URI=$(tpm_uri rsa2048)
-RT_SLOW="pkcs11:token=modsign-tpm;object=rsa2048;type=private?module-path=$SHIM"
-RT_WRONG=$WRONG_PIN
+# The checks of tests/lib/token_cases.sh, counted through a copy of the shim.
+TC_MODULE=$TPM_MODULE
+TC_SHIM=$T/st.so
+cp "$SHIM" "$TC_SHIM"
+TC_URI=$(tpm_uri rsa2048)
+TC_SLOW="pkcs11:token=modsign-tpm;object=rsa2048;type=private?module-path=$TC_SHIM"
+# shellcheck source=tests/lib/token_cases.sh
+. "$TOP/tests/lib/token_cases.sh"
+CERT=$TC_CERT
 
 # Certificates for the generated keys: their public halves read from the
 # token, in certificates a throwaway CA signs.
@@ -157,13 +159,17 @@ for k in rsagen ecgen; do
 		t_fail "certificate for the TPM's $k key" "$(tail -n 5 "$T/provision.log")"
 done
 
-rt_modules 50
+tc_refs 50
 mod=$T/src/mod000.ko
 export KBUILD_SIGN_PIN=$PIN
 
 # --- The imported RSA key (byte-identical to sign-file with the PEM file):
 # one module, -b, -j, the agent, a wrong PIN (which leaves the TPM unlocked).
-rt_signing
+tc_single
+tc_bulk
+tc_jobs
+tc_agent
+tc_wrong_pin
 cp "$mod" "$T/m.ko"
 run_ms sha256 "pkcs11:object=rsa2048;type=private?module-path=$TPM_MODULE" "$CERT" "$T/m.ko"
 if [ "$rc" -eq 0 ] && same "$T/m.ko" "$T/ref/mod000.ko"; then
@@ -224,15 +230,15 @@ fi
 # --- swtpm killed in the middle of a bulk run: each module untouched or
 # signed, no temp file; the run fails; after a restart --skip-signed
 # finishes the job.
-rt_kill_midrun swtpm kill -9 "$SWTPM_PID"
-if [ "$rc" -ne 0 ] && [ "$rt_orig" -gt 0 ]; then
-	t_pass "swtpm killed mid-run: the run fails (exit $rc), $rt_orig modules left untouched"
+tc_kill_midrun swtpm kill -9 "$SWTPM_PID"
+if [ "$rc" -ne 0 ] && [ "$orig" -gt 0 ]; then
+	t_pass "swtpm killed mid-run: the run fails (exit $rc), $orig modules left untouched"
 else
 	t_fail "swtpm killed mid-run: the run fails, modules left untouched" \
-		"exit $rc, $rt_orig untouched" "$(tail -n 5 "$T/out")"
+		"exit $rc, $orig untouched" "$(tail -n 5 "$T/out")"
 fi
 if swtpm_start; then
-	rt_finish "swtpm restarted"
+	tc_finish "swtpm restarted"
 else
 	t_fail "swtpm restarts" "$(tail -n 5 "$T/swtpm.log")"
 fi
