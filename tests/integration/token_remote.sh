@@ -12,9 +12,11 @@ t_token
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
-CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
-if [ ! -e "$CLIENT" ] || ! p11-kit server --help >/dev/null 2>&1; then
-	t_skip "p11-kit remoting" "p11-kit or p11-kit-modules not installed (scripts/install-deps.sh)"
+# shellcheck source=tests/lib/tok_remote.sh
+. "$TOP/tests/lib/tok_remote.sh"
+CLIENT=$REMOTE_CLIENT
+if [ -n "$(remote_missing)" ]; then
+	t_skip "p11-kit remoting" "$(remote_missing) not installed (scripts/install-deps.sh)"
 	t_done
 	exit
 fi
@@ -24,29 +26,16 @@ LOG=$T/st.log
 SHIM_R=$T/st-r.so
 cp "$SHIM" "$SHIM_R"
 uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$CLIENT"
-SERVER_PID=""
 
-# server [SETTING...]: (re)start the server; the shim copy gets the settings
-# and logs to $LOG.
+# server [SETTING...]: (re)start the server (tests/lib/tok_remote.sh); the
+# shim copy gets the settings and logs to $LOG.
 server() {
-	server_stop
 	printf '%s\n' "SLOWTOKEN_LOG=$LOG" "$@" >"$SHIM_R.conf"
-	rm -f "$SOCK"
-	p11-kit server -f -n "$SOCK" --provider "$SHIM_R" "pkcs11:token=modsign-test" \
-		>"$T/server.out" 2>>"$T/server.err" &
-	SERVER_PID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && return 0
-		sleep 0.05
-	done
-	t_fail "p11-kit server started" "$(cat "$T/server.err")"
+	remote_start "$SOCK" "$SHIM_R" "pkcs11:token=modsign-test" "$T/server.err" ||
+		t_fail "p11-kit server started" "$(cat "$T/server.err")"
 }
-# server_stop: the server and the `p11-kit remote` it runs per connection.
 server_stop() {
-	[ -n "$SERVER_PID" ] || return 0
-	kill $(pgrep -P "$SERVER_PID") "$SERVER_PID" 2>/dev/null
-	wait "$SERVER_PID" 2>/dev/null
-	SERVER_PID=""
+	remote_stop
 }
 trap 'server_stop; t_cleanup' EXIT
 export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK
