@@ -443,6 +443,9 @@ EOF
 	if has_runs g_ms_1; then
 		tokens_section
 	fi
+	case " $SECTIONS " in
+	*" t "*) tokens_real_section ;;
+	esac
 	digest_section
 	case " $SECTIONS " in
 	*" v "*) verify_section ;;
@@ -576,7 +579,7 @@ notes_section() {
 commands_section() {
 	local v
 	printf '## Commands\n\n'
-	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
+	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, BENCH_T_N, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
 	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"

@@ -15,10 +15,11 @@
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h v";
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h t v";
 #                        f: the agent, bench/agent.sh; g: several HSM-like
 #                        tokens holding one key, bench/tokens.sh; h: the
-#                        digest microbenchmark, bench/digest.sh; v: what
+#                        digest microbenchmark, bench/digest.sh; t: the real
+#                        tokens beside SoftHSM2, bench/tokens_real.sh; v: what
 #                        verifying every signature costs, modsign against
 #                        a build without the check, bench/verify.sh)
 #   BENCH_Z_FMTS, BENCH_Z_N  section (e): formats, modules (bench/compressed.sh)
@@ -39,7 +40,7 @@ REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h v"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h t v"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
@@ -378,6 +379,10 @@ SECTION_E=$(section_e_variants)
 . "$BENCH/tokens.sh"
 SECTION_G=$(section_g_variants)
 
+# (t) the real tokens beside SoftHSM2: bench/tokens_real.sh.
+# shellcheck source=bench/tokens_real.sh
+. "$BENCH/tokens_real.sh"
+
 # (v) what verifying every signature costs: bench/verify.sh (after agent.sh:
 # it runs agent.sh's loop).
 # shellcheck source=bench/verify.sh
@@ -472,11 +477,14 @@ main() {
 				awk 'NR % 10 == 0')
 			"$BENCH/digest.sh" "$REPS" "${dfiles[@]}" > "$RUN/digest.md" ||
 				{ say "(h) digest benchmark failed"; MEASURE_FAILED=1; } ;;
+		t)
+			say "(t) real tokens beside SoftHSM2, $T_N modules"
+			run_section_t ;;
 		v)
 			say "(v) the signature check: with and without, $SAMPLE_REAL_N modules"
 			run_section_v ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h, v)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h, t, v)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)

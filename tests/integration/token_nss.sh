@@ -14,29 +14,21 @@ t_setup
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
-SOFTOKN=/usr/lib/x86_64-linux-gnu/libsoftokn3.so
-if [ ! -e "$SOFTOKN" ] || ! command -v certutil >/dev/null || ! command -v pk12util >/dev/null
-then
+# shellcheck source=tests/lib/tok_nss.sh
+. "$TOP/tests/lib/tok_nss.sh"
+SOFTOKN=$NSS_SOFTOKN
+if [ -n "$(nss_missing)" ]; then
 	t_skip "NSS softokn" "libnss3-tools not installed (scripts/install-deps.sh tokens)"
 	t_done
 	exit
 fi
 cert=$DATA/rsa2048.x509.der
-N=50
 
-# The NSS database; its password is the token's user PIN.
-mkdir "$T/nssdb"
-printf '%s\n' "$PIN" >"$T/nss.pin"
-certutil -N -d "sql:$T/nssdb" -f "$T/nss.pin" >>"$MS_LOG" 2>&1
-printf '%s\n' "$KEY_PASS" >"$T/p12.pin"
-openssl pkcs12 -export -inkey "$DATA/rsa2048.key.pem" -in "$DATA/rsa2048.x509.pem" \
-	-name modsign-rsa2048 -passout "file:$T/p12.pin" -out "$T/rsa2048.p12" 2>>"$MS_LOG"
-pk12util -i "$T/rsa2048.p12" -d "sql:$T/nssdb" -k "$T/nss.pin" -w "$T/p12.pin" \
-	>>"$MS_LOG" 2>&1
-# The key's CKA_ID (NSS: SHA-1 of the modulus) as certutil -K lists it; the
-# key itself has no CKA_LABEL, so the URI names it by id=.
-id=$(certutil -K -d "sql:$T/nssdb" -f "$T/nss.pin" 2>/dev/null |
-	sed -n 's/.* rsa  *\([0-9a-f]*\)  *modsign-rsa2048$/\1/p')
+# The NSS database (tests/lib/tok_nss.sh); its password is the token's
+# user PIN. The key's CKA_ID (NSS: SHA-1 of the modulus) as certutil -K
+# lists it; the key itself has no CKA_LABEL, so the URI names it by id=.
+nss_start "$T/nss" "$PIN" "$KEY_PASS"
+id=$NSS_ID
 want_id=$(openssl rsa -in "$DATA/rsa2048.key.pem" -noout -modulus | sed 's/^Modulus=//' |
 	xxd -r -p | openssl sha1 -r | cut -c 1-40)
 if [ -n "$id" ] && [ "$id" = "$want_id" ]; then
@@ -46,31 +38,16 @@ else
 		"id '$id', want '$want_id'"
 fi
 pct_id=$(printf '%s' "$id" | sed 's/../%&/g')
-# uri MODULE-NAME: the key on the NSS DB token through the named module file.
 uri() {
-	printf 'pkcs11:token=NSS%%20Certificate%%20DB;id=%s;type=private?module-name=%s' \
-		"$pct_id" "$1"
+	nss_uri "$1"
 }
 
 # The private registry: nss (softokn) and nss-st (a copy of tests/slowtoken
 # over it, its settings in $T/st-n.so.conf).
-init="configdir='sql:$T/nssdb' certPrefix='' keyPrefix='' secmod='secmod.db' flags="
-MODDIR=$T/home/.config/pkcs11/modules
-mkdir -p "$MODDIR" "$T/etc-pkcs11"
-printf 'module: %s\nx-init-reserved: %s\n' "$SOFTOKN" "$init" >"$MODDIR/nss.module"
 cp "$SHIM" "$T/st-n.so"
-printf 'module: %s\nx-init-reserved: %s\n' "$T/st-n.so" "$init" >"$MODDIR/nss-st.module"
-# in_reg CMD...: CMD with the private registry.
+nss_module nss-st "$T/st-n.so"
 in_reg() {
-	if [ "$(id -u)" -ne 0 ]; then
-		HOME=$T/home XDG_CONFIG_HOME=$T/home/.config "$@"
-		return
-	fi
-	unshare --mount --propagation private sh -c '
-		mount --bind "$1" /usr/share/p11-kit/modules || exit 99
-		if [ -d /etc/pkcs11 ]; then mount --bind "$2" /etc/pkcs11 || exit 99; fi
-		shift 2
-		exec "$@"' sh "$MODDIR" "$T/etc-pkcs11" "$@"
+	nss_in "$@"
 }
 if ! in_reg true 2>/dev/null; then
 	t_skip "NSS softokn" "root, and no private mount namespace here (unshare --mount)"
@@ -92,9 +69,11 @@ tc_token() {
 	printf '%s\n' "SLOWTOKEN_MODULE=$SOFTOKN" "SLOWTOKEN_LOG=$LOG" "$@" >"$T/st-n.so.conf"
 	rm -f "$LOG"
 }
+TC_URI=$(uri nss)
+TC_SLOW=$(uri nss-st)
 # shellcheck source=tests/lib/token_cases.sh
 . "$TOP/tests/lib/token_cases.sh"
-tc_refs
+tc_refs 50
 
 # A URI cannot carry softokn's init parameters: the hint says what does.
 cp "$T/src/mod000.ko" "$T/m.ko"
@@ -109,9 +88,9 @@ grep -q "^  hint: NSS's softokn needs init parameters.*x-init-reserved: .*module
 	t_fail "module-path= to softokn: the hint names x-init-reserved and module-name=" \
 		"$(cat "$T/out")"
 
-tc_single "$(uri nss)"
-tc_bulk "$(uri nss-st)"
-tc_jobs "$(uri nss-st)"
-tc_agent "$(uri nss-st)"
-tc_wrong_pin "$(uri nss-st)"
+tc_single
+tc_bulk
+tc_jobs
+tc_agent
+tc_wrong_pin
 t_done

@@ -17,17 +17,12 @@ t_setup
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
-# shellcheck source=tests/lib/realtoken.sh
-. "$TOP/tests/lib/realtoken.sh"
 
-OCK_MODULE=/usr/lib/x86_64-linux-gnu/opencryptoki/libopencryptoki.so.0
-missing=""
-for c in pkcsslotd pkcs11-tool unshare nsenter; do
-	PATH=$PATH:/usr/sbin command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
-done
-[ -e "$OCK_MODULE" ] || missing="$missing $OCK_MODULE"
+# shellcheck source=tests/lib/tok_ock.sh
+. "$TOP/tests/lib/tok_ock.sh"
+missing=$(ock_missing)
 if [ -n "$missing" ]; then
-	t_skip "openCryptoki tests" "not installed:$missing (scripts/install-deps.sh ock)"
+	t_skip "openCryptoki tests" "not installed: $missing (scripts/install-deps.sh ock)"
 	t_done
 	exit 0
 fi
@@ -37,67 +32,15 @@ PATH=$PATH:/usr/sbin
 # (dlclose) before LeakSanitizer reports, so no suppression can name it.
 # modsign's own leaks are checked by every other script.
 export ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0
-OCK=$T/ock
-NS_PID=""
-SLOTD_PID=""
+trap 'ock_stop; t_cleanup' EXIT
 
-ock_cleanup() {
-	[ -n "$SLOTD_PID" ] && kill "$SLOTD_PID" 2>/dev/null
-	[ -n "$NS_PID" ] && kill "$NS_PID" 2>/dev/null
-}
-trap 'ock_cleanup; t_cleanup' EXIT
-
-# ns CMD...: CMD in the namespace (whose mounts the holder process keeps).
-ns() {
-	nsenter -t "$NS_PID" -m -i -- "$@"
-}
-
-# The configuration: one slot, the soft token. Directories as the package
-# makes them (group pkcs11, 0770), since pkcsslotd and the library check.
-mkdir -p "$OCK/etc" "$T/tokens/ock/swtok/TOK_OBJ" "$OCK/run/lock/opencryptoki/swtok"
-cat >"$OCK/etc/opencryptoki.conf" <<'EOF'
-version opencryptoki-3.1
-
-slot 3
-{
-stdll = libpkcs11_sw.so
-}
-EOF
-chgrp -R pkcs11 "$T/tokens/ock" "$OCK/run/lock/opencryptoki" 2>/dev/null
-chmod -R 0770 "$T/tokens/ock" "$OCK/run/lock/opencryptoki"
-chmod 1777 "$OCK/run/lock"
-unshare --mount --ipc --propagation private sleep 100000 &
-NS_PID=$!
-sleep 0.2
-if ! ns sh -c 'mount --bind "$1/etc" /etc/opencryptoki &&
-	mount --bind "$2" /var/lib/opencryptoki && mount --bind "$1/run" /run' \
-	sh "$OCK" "$T/tokens/ock" >"$T/ns.out" 2>&1; then
+# The namespace and the token (tests/lib/tok_ock.sh).
+if ! ock_ns_start "$T"; then
 	t_skip "openCryptoki tests" "no private mount namespace here: $(head -n 1 "$T/ns.out")"
 	t_done
 	exit 0
 fi
-
-# slotd_start: pkcsslotd in the namespace; it forks and writes its pid.
-slotd_start() {
-	rm -f "$OCK/run/pkcsslotd.pid"
-	ns pkcsslotd >>"$T/slotd.log" 2>&1 || return 1
-	for _ in $(seq 1 50); do
-		[ -s "$OCK/run/pkcsslotd.pid" ] && break
-		sleep 0.1
-	done
-	SLOTD_PID=$(cat "$OCK/run/pkcsslotd.pid" 2>/dev/null)
-	[ -n "$SLOTD_PID" ]
-}
-
-p11() {
-	ns pkcs11-tool --module "$OCK_MODULE" "$@" >>"$T/tokens/provision.log" 2>&1
-}
-# The soft token's SO PIN is 87654321 until changed; init wants it.
-if slotd_start &&
-	p11 --slot 3 --init-token --label modsign-ock --so-pin 87654321 &&
-	p11 --slot 3 --init-pin --login --login-type so --so-pin 87654321 --new-pin "$OCK_PIN" &&
-	p11 --slot 3 --write-object "$DATA/rsa2048.key.pem" --type privkey --id 01 \
-		--label rsa2048 --login --pin "$OCK_PIN"; then
+if ock_slotd_start && ock_token "$OCK_PIN"; then
 	t_pass "pkcsslotd of our own; soft token initialised, rsa2048 imported"
 else
 	t_fail "pkcsslotd of our own; soft token initialised, rsa2048 imported" \
@@ -106,33 +49,44 @@ else
 	exit 1
 fi
 
-export SLOWTOKEN_MODULE=$OCK_MODULE
-RT_IN=ns
-RT_URI="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$OCK_MODULE"
-RT_SLOW="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$SHIM"
-RT_WRONG=$OCK_WRONG_PIN
-rt_modules 50
+# The checks of tests/lib/token_cases.sh, every command in the namespace,
+# counted through a copy of the shim.
+TC_IN=ock_ns
+TC_MODULE=$OCK_MODULE
+TC_SHIM=$T/st.so
+cp "$SHIM" "$TC_SHIM"
+TC_URI=$(ock_uri)
+TC_SLOW="pkcs11:token=modsign-ock;object=rsa2048;type=private?module-path=$TC_SHIM"
+TC_PIN=$OCK_PIN
+TC_WRONG=$OCK_WRONG_PIN
+# shellcheck source=tests/lib/token_cases.sh
+. "$TOP/tests/lib/token_cases.sh"
+tc_refs 50
 export KBUILD_SIGN_PIN=$OCK_PIN
 
 # --- One module, -b, -j, the agent, a wrong PIN.
-rt_signing
+tc_single
+tc_bulk
+tc_jobs
+tc_agent
+tc_wrong_pin
 
 # --- pkcsslotd killed in the middle of a bulk run (each signature slowed to
 # 50 ms so that there is a middle): the soft token signs in the process, so
 # the run goes on; each module untouched or signed, no temp file. A new run
 # without pkcsslotd fails in C_Initialize with nothing touched; after a
 # restart --skip-signed finishes the job.
-RT_SIGN_MS=50 rt_kill_midrun pkcsslotd kill -9 "$SLOTD_PID"
-SLOTD_PID=""
+TC_SIGN_MS=50 tc_kill_midrun pkcsslotd kill -9 "$OCK_SLOTD_PID"
+OCK_SLOTD_PID=""
 cp "$T/src/mod000.ko" "$T/m.ko"
-rt_ms sha256 "$RT_URI" "$CERT" "$T/m.ko"
+tc_ms sha256 "$TC_URI" "$TC_CERT" "$T/m.ko"
 if [ "$rc" -eq 1 ] && grep -q "C_Initialize\|no token" "$T/out" && same "$T/m.ko" "$T/src/mod000.ko"; then
 	t_pass "no pkcsslotd: an error ($(grep -o 'CKR_[A-Z_]*' "$T/out" | head -n 1)), module untouched"
 else
 	t_fail "no pkcsslotd: an error, module untouched" "status $rc" "$(tail -n 5 "$T/out")"
 fi
-if slotd_start; then
-	rt_finish "pkcsslotd restarted"
+if ock_slotd_start; then
+	tc_finish "pkcsslotd restarted"
 else
 	t_fail "pkcsslotd restarts" "$(tail -n 5 "$T/slotd.log")"
 fi

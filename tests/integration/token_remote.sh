@@ -13,42 +13,30 @@ t_token
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
 t_slowtoken
-CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
-if [ ! -e "$CLIENT" ] || ! p11-kit server --help >/dev/null 2>&1; then
-	t_skip "p11-kit remoting" "p11-kit or p11-kit-modules not installed (scripts/install-deps.sh)"
+# shellcheck source=tests/lib/tok_remote.sh
+. "$TOP/tests/lib/tok_remote.sh"
+CLIENT=$REMOTE_CLIENT
+if [ -n "$(remote_missing)" ]; then
+	t_skip "p11-kit remoting" "$(remote_missing) not installed (scripts/install-deps.sh)"
 	t_done
 	exit
 fi
 cert=$DATA/rsa2048.x509.der
-N=50
 SOCK=$T/p11.sock
 LOG=$T/st.log
 SHIM_R=$T/st-r.so
 cp "$SHIM" "$SHIM_R"
 uri="pkcs11:token=modsign-test;object=rsa2048;type=private?module-path=$CLIENT"
-SERVER_PID=""
 
-# server [SETTING...]: (re)start the server; the shim copy gets the settings
-# and logs to $LOG.
+# server [SETTING...]: (re)start the server (tests/lib/tok_remote.sh); the
+# shim copy gets the settings and logs to $LOG.
 server() {
-	server_stop
 	printf '%s\n' "SLOWTOKEN_LOG=$LOG" "$@" >"$SHIM_R.conf"
-	rm -f "$SOCK"
-	p11-kit server -f -n "$SOCK" --provider "$SHIM_R" "pkcs11:token=modsign-test" \
-		>"$T/server.out" 2>>"$T/server.err" &
-	SERVER_PID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && return 0
-		sleep 0.05
-	done
-	t_fail "p11-kit server started" "$(cat "$T/server.err")"
+	remote_start "$SOCK" "$SHIM_R" "pkcs11:token=modsign-test" "$T/server.err" ||
+		t_fail "p11-kit server started" "$(cat "$T/server.err")"
 }
-# server_stop: the server and the `p11-kit remote` it runs per connection.
 server_stop() {
-	[ -n "$SERVER_PID" ] || return 0
-	kill $(pgrep -P "$SERVER_PID") "$SERVER_PID" 2>/dev/null
-	wait "$SERVER_PID" 2>/dev/null
-	SERVER_PID=""
+	remote_stop
 }
 trap 'server_stop; t_cleanup' EXIT
 export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK
@@ -60,9 +48,12 @@ tc_token() {
 tc_ms() {
 	run_ms "$@"
 }
+# The shim sits behind the server: the counted URI is the plain one.
+TC_URI=$uri
+TC_SLOW=$uri
 # shellcheck source=tests/lib/token_cases.sh
 . "$TOP/tests/lib/token_cases.sh"
-tc_refs
+tc_refs 50
 server
 
 # No server address: no token, and the hint names the variable.
@@ -78,51 +69,31 @@ grep -q "^  hint: p11-kit-client.so shows the tokens of a \"p11-kit server\" at 
 	t_pass "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" ||
 	t_fail "P11_KIT_SERVER_ADDRESS unset: the hint names it, module untouched" "$(cat "$T/out")"
 
-tc_single "$uri"
-tc_bulk "$uri"
+tc_single
+tc_bulk
 # SoftHSM2 behind the server: the session copy of the key is made there.
 [ "$(grep -c '^C_CopyObject rv=CKR_OK' "$LOG")" -ge 1 ] &&
 	t_pass "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" ||
 	t_fail "SoftHSM2 behind p11-kit-client: the key is signed with as a session copy" \
 		"$(grep -c '^C_CopyObject' "$LOG") C_CopyObject"
-tc_jobs "$uri"
-tc_agent "$uri"
+tc_jobs
+tc_agent
 
 # The link cut mid-run: the server and its `p11-kit remote` killed while a
-# slow bulk run signs. Every module is untouched or signed, no temp file is
-# left, and after the server is back --skip-signed finishes the rest.
-server SLOWTOKEN_SIGN_MS=40
-fresh
-KBUILD_SIGN_PIN=$PIN "$MODSIGN" -j 2 -r "$T/w" sha256 "$uri" "$cert" >"$T/out" 2>&1 &
-ms_pid=$!
-for _ in $(seq 200); do
-	[ "$(signs_ok)" -ge 10 ] && break
-	sleep 0.05
-done
-server_stop
-wait "$ms_pid"
-rc=$?
-cat "$T/out" >>"$MS_LOG"
-count_state
-left=$(find "$T/w" -type f ! -name '*.ko')
-if [ "$rc" -eq 1 ] && [ -z "$broken" ] && [ -z "$left" ] && [ "$signed" -ge 10 ] &&
-	[ "$orig" -ge 1 ]; then
-	t_pass "link cut mid-run: exit 1; $signed signed, $orig untouched, none torn, no temp file"
+# slow bulk run signs (tc_kill_midrun: every module untouched or signed, no
+# temp file). The run fails and names the failing call; after the server is
+# back --skip-signed finishes the rest.
+TC_SIGN_MS=40 tc_kill_midrun "p11-kit server" server_stop
+if [ "$rc" -eq 1 ] && [ "$signed" -ge 10 ] && [ "$orig" -ge 1 ]; then
+	t_pass "link cut mid-run: exit 1; $signed signed, $orig untouched"
 else
-	t_fail "link cut mid-run: every module untouched or signed, no temp file" \
-		"status $rc, $signed signed, $orig untouched, torn:$broken, left: $left" \
-		"$(tail -n 8 "$T/out")"
+	t_fail "link cut mid-run: exit 1, at least 10 signed, some untouched" \
+		"status $rc, $signed signed, $orig untouched" "$(tail -n 8 "$T/out")"
 fi
 grep -q "signing failed: C_Sign\(Init\)\?: CKR_" "$T/out" &&
 	t_pass "link cut mid-run: the failing call is named" ||
 	t_fail "link cut mid-run: the failing call is named" "$(tail -n 8 "$T/out")"
-server
-KBUILD_SIGN_PIN=$PIN run_ms --skip-signed -j 2 -r "$T/w" sha256 "$uri" "$cert"
-count_state
-[ "$rc" -eq 0 ] && [ "$signed" -eq "$N" ] &&
-	t_pass "link back: --skip-signed signs the rest; every module sign-file's bytes" ||
-	t_fail "link back: --skip-signed signs the rest" "status $rc, $signed signed" \
-		"$(tail -n 5 "$T/out")"
+tc_finish "link back"
 
 # Over ssh, as p11-kit's remoting is meant to be used: the server's socket
 # forwarded with `ssh -R` to a loopback sshd, the client on the "remote"
@@ -199,6 +170,6 @@ else
 fi
 unset MODSIGN_AGENT_SOCK MODSIGN_AGENT_PID
 
-tc_wrong_pin "$uri"
+tc_wrong_pin
 server_stop
 t_done
