@@ -4,7 +4,8 @@
 # trixie). A second run installs nothing.
 # Usage: scripts/install-deps.sh [base|tokens|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
 #        (default: base)
-#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl);
+#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl,
+#           perl with Digest::SHA for make sbom, which perl-base lacks);
 #           includes tokens
 #   tokens  the token tests beyond SoftHSM2 that make check runs: NSS softokn
 #           (tests/integration/token_nss.sh), p11-kit remoting (token_remote.sh)
@@ -26,7 +27,7 @@
 set -eu
 base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev libgmp-dev
 liblzma-dev libzstd-dev zlib1g-dev softhsm2 opensc openssl file kmod xz-utils
-zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client python3
+zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client python3 perl
 @KBUILD@"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86 patch dkms e2fsprogs xfsprogs"
