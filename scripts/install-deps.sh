@@ -8,7 +8,8 @@
 #           perl with Digest::SHA for make sbom, which perl-base lacks);
 #           includes tokens
 #   tokens  the token tests beyond SoftHSM2 that make check runs: NSS softokn
-#           (tests/integration/token_nss.sh), p11-kit remoting (token_remote.sh)
+#           and xxd (tests/integration/token_nss.sh), p11-kit remoting
+#           (token_remote.sh)
 #   kernel  make kernel-check and powercut-check: kernel build, busybox
 #           initramfs, qemu, the file systems the power cuts use
 #   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
@@ -36,7 +37,7 @@ fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
 deb="debhelper dpkg-dev fakeroot lintian"
-tokens="libnss3-tools p11-kit"
+tokens="libnss3-tools p11-kit xxd"
 # make check runs the token tests: every group with base has them.
 base="$base $tokens"
 
