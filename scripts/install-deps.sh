@@ -4,10 +4,12 @@
 # trixie). A second run installs nothing.
 # Usage: scripts/install-deps.sh [base|tokens|tpm|ock|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
 #        (default: base)
-#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl);
+#   base    build, unit and integration tests (SoftHSM2, sign-file, openssl,
+#           perl with Digest::SHA for make sbom, which perl-base lacks);
 #           includes tokens
 #   tokens  the token tests beyond SoftHSM2 that make check runs: NSS softokn
-#           (tests/integration/token_nss.sh), p11-kit remoting (token_remote.sh)
+#           and xxd (tests/integration/token_nss.sh), p11-kit remoting
+#           (token_remote.sh)
 #   tpm     tests/integration/token_tpm.sh: tpm2-pkcs11 over swtpm (installing
 #           libtpm2-pkcs11-1 registers its module with p11-kit system-wide);
 #           scripts/check installs it, the test skips without it
@@ -30,7 +32,7 @@
 set -eu
 base="make gcc libc6-dev pkg-config libp11-kit-dev libmbedtls-dev nettle-dev libgmp-dev
 liblzma-dev libzstd-dev zlib1g-dev softhsm2 opensc openssl file kmod xz-utils
-zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client python3
+zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client python3 perl
 @KBUILD@"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86 patch dkms e2fsprogs xfsprogs"
@@ -39,7 +41,7 @@ fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
 deb="debhelper dpkg-dev fakeroot lintian"
-tokens="libnss3-tools p11-kit"
+tokens="libnss3-tools p11-kit xxd"
 # make check runs the token tests: every group with base has them.
 base="$base $tokens"
 tpm="swtpm swtpm-tools libtpm2-pkcs11-1 libtpm2-pkcs11-tools tpm2-tools tpm2-abrmd

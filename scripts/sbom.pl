@@ -27,7 +27,8 @@ die "usage: sbom.pl --version V --out FILE BINARY [ARCHIVE.a...]\n"
 	unless defined $version && defined $out && defined $bin;
 die "sbom.pl: $bin: not a file\n" unless -f $bin;
 
-# Debian's short licence names (copyright-format 1.0) as SPDX identifiers.
+# Debian's short licence names (copyright-format 1.0) as SPDX identifiers
+# (0BSD: liblzma since xz 5.6, Debian 13).
 my %spdx = (
 	'gpl-2' => 'GPL-2.0-only', 'gpl-2+' => 'GPL-2.0-or-later',
 	'gpl-3' => 'GPL-3.0-only', 'gpl-3+' => 'GPL-3.0-or-later',
@@ -35,7 +36,7 @@ my %spdx = (
 	'lgpl-3' => 'LGPL-3.0-only', 'lgpl-3+' => 'LGPL-3.0-or-later',
 	'bsd-2-clause' => 'BSD-2-Clause', 'bsd-3-clause' => 'BSD-3-Clause',
 	'apache-2.0' => 'Apache-2.0', 'zlib' => 'Zlib', 'expat' => 'MIT', 'mit' => 'MIT',
-	'isc' => 'ISC', 'pd' => 'LicenseRef-public-domain',
+	'isc' => 'ISC', '0bsd' => '0BSD', 'pd' => 'LicenseRef-public-domain',
 	'public-domain' => 'LicenseRef-public-domain',
 );
 # Packages whose copyright file is not machine-readable.

@@ -3,10 +3,18 @@
 # modsign against mbedTLS 3.6 (Debian 13). Run as root.
 # Usage: scripts/trixie-chroot.sh create
 #        scripts/trixie-chroot.sh run SRCDIR COMMAND...
+#        scripts/trixie-chroot.sh test
 #   create  makes /var/cache/modsign-trixie/root with the build packages,
 #           or brings an existing one up to date (idempotent)
 #   run     bind-mounts /proc, /dev, /dev/pts, /sys and SRCDIR (at /src) into the
 #           chroot, runs COMMAND there in /src with sh -c, unmounts
+#   test    the README's two commands in the chroot, as on a fresh Debian 13
+#           machine: create, then scripts/demo and scripts/check in a copy
+#           of this tree's files (git ls-files: tracked and untracked, not
+#           ignored; build/ and the host's binary stay out); install-deps
+#           installs the rest there (apt-get update in the chroot). Exits 77
+#           when the chroot cannot be made (not root, no mmdebstrap, no
+#           network to the archive), for .ci/run to count as a SKIP.
 # MODSIGN_TRIXIE_CACHE overrides /var/cache/modsign-trixie. The mirror is the
 # one the machine's own apt sources use for its Debian release.
 set -eu
@@ -76,7 +84,7 @@ create() {
 	else
 		# A directory without the stamp is a creation that did not end.
 		# Never remove through a bind mount a killed run left behind.
-		if awk -v r="$root/" 'index($2, r) == 1 { m = 1 } END { exit !m }' \
+		if awk -v r="$root" '$2 == r || index($2, r "/") == 1 { m = 1 } END { exit !m }' \
 			/proc/self/mounts; then
 			die "something is still mounted under $root: unmount it first"
 		fi
@@ -112,6 +120,10 @@ with_mounts() {
 	shift
 	trap unmount_all EXIT
 	trap 'exit 130' INT TERM
+	# The chroot's / a mount point of its own, first: `unshare --mount
+	# --propagation private` (the tests' private p11-kit registry as root)
+	# refuses a / that is not one.
+	bind "$root" "$root"
 	bind /proc "$root/proc"
 	bind /dev "$root/dev"
 	bind /dev/pts "$root/dev/pts"	# openpty(3): the PIN prompt tests
@@ -130,7 +142,46 @@ with_mounts() {
 	return $rc
 }
 
-[ $# -ge 1 ] || die "usage: $0 create | run SRCDIR COMMAND..."
+# test: see the top. The copy is removed afterwards, whatever the result.
+test_tree() {
+	top=$(cd "$(dirname "$0")/.." && pwd)
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP trixie-chroot: test: not root (chroot, mounts)" >&2
+		exit 77
+	fi
+	if ! command -v mmdebstrap >/dev/null &&
+		! "$top/scripts/install-deps.sh" mmdebstrap; then
+		echo "SKIP trixie-chroot: test: no mmdebstrap, and it cannot be installed" >&2
+		exit 77
+	fi
+	# Its own process: in a condition, set -e would not stop create at
+	# a failed mmdebstrap, and the stamp would be written.
+	if ! sh "$0" create; then
+		echo "SKIP trixie-chroot: test: the chroot cannot be made (see above)" >&2
+		exit 77
+	fi
+	copy=$(mktemp -d /tmp/modsign-trixie-src.XXXXXX)
+	trap 'rm -rf "$copy"' EXIT
+	trap 'exit 130' INT TERM
+	# Deleted but still tracked files are not there to copy: skipped.
+	# Without git (a tarball): all but what the build makes.
+	if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+			tar -C "$copy" -xf -
+	else
+		tar -C "$top" --exclude=./build --exclude=./modsign -cf - . |
+			tar -C "$copy" -xf -
+	fi
+	[ -f "$copy/scripts/demo" ] || die "test: copying $top failed"
+	rc=0
+	with_mounts "$copy" sh -c 'scripts/demo && scripts/check' || rc=$?
+	rm -rf "$copy"
+	trap - EXIT INT TERM
+	return $rc
+}
+
+[ $# -ge 1 ] || die "usage: $0 create | run SRCDIR COMMAND... | test"
 cmd=$1
 shift
 case $cmd in
@@ -143,6 +194,9 @@ run)
 	src=$(cd "$1" && pwd)
 	shift
 	with_mounts "$src" sh -c "$*"
+	;;
+test)
+	test_tree
 	;;
 *)
 	die "unknown command $cmd"

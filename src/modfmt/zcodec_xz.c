@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * .ko.xz through liblzma: one xz stream decoded, and encoded the way
- * kbuild does (`xz --check=crc32 --lzma2=dict=1MiB`). Parses untrusted
- * input.
+ * kbuild does (`xz --check=crc32 --lzma2=dict=1MiB`, with the xz of the
+ * liblzma version in use). Parses untrusted input.
  */
 #include <lzma.h>
 #include <stdlib.h>
@@ -125,7 +125,19 @@ xz_dec_step(void *st, struct ms_zio *io, bool *end, const char **why)
 }
 
 /*
- * Preset 6 (xz's default) with the dictionary kbuild asks for, CRC32 check.
+ * xz 5.6 made multi-threaded mode its default (-T0): kbuild's command, which
+ * passes no -T, then writes blocks of three dictionaries (3 MiB) with their
+ * sizes in the block headers, and the same bytes for any number of threads.
+ * Earlier xz writes one block without sizes. xz and liblzma come from one
+ * source package, so the running liblzma's version says which the
+ * machine's kbuild writes.
+ */
+#define XZ_MT_DEFAULT_VERSION 50060000U
+
+/*
+ * Preset 6 (xz's default) with the dictionary kbuild asks for, CRC32 check,
+ * in the mode the xz command of this liblzma's version uses by default
+ * (with one worker thread: the output does not depend on the count).
  * On a stream that already encoded, liblzma keeps the match finder's
  * memory when the settings are the same, and only clears its hash table.
  */
@@ -134,6 +146,8 @@ xz_enc_start(lzma_stream *s)
 {
 	lzma_options_lzma opt;
 	lzma_filter filters[2];
+	lzma_mt mt = { 0 };
+	lzma_ret rc;
 
 	if (lzma_lzma_preset(&opt, LZMA_PRESET_DEFAULT)) {
 		return MS_E_INTERNAL;
@@ -143,7 +157,17 @@ xz_enc_start(lzma_stream *s)
 	filters[0].options = &opt;
 	filters[1].id = LZMA_VLI_UNKNOWN;
 	filters[1].options = NULL;
-	switch (lzma_stream_encoder(s, filters, LZMA_CHECK_CRC32)) {
+	if (lzma_version_number() >= XZ_MT_DEFAULT_VERSION) {
+		mt.threads = 1;
+		mt.block_size = 0;	/* liblzma's default, as xz: 3 dictionaries */
+		mt.timeout = 0;
+		mt.filters = filters;
+		mt.check = LZMA_CHECK_CRC32;
+		rc = lzma_stream_encoder_mt(s, &mt);
+	} else {
+		rc = lzma_stream_encoder(s, filters, LZMA_CHECK_CRC32);
+	}
+	switch (rc) {
 	case LZMA_OK:
 		return MS_OK;
 	case LZMA_MEM_ERROR:
@@ -153,7 +177,10 @@ xz_enc_start(lzma_stream *s)
 	}
 }
 
-/* xz records no size in its headers here, as the xz command: @total_len is unused. */
+/*
+ * The xz command takes no size up front (in multi-threaded mode it records
+ * each block's sizes once the block is done): @total_len is unused.
+ */
 static ms_err
 xz_enc_new(void **st, uint64_t total_len)
 {

@@ -266,6 +266,9 @@ name='pkcs11:token=modsign-test;object=rsa2048'
 # xz, zstd, gzip: a byte that sets the piece size the decoder is fed in
 # (0: byte by byte), then the container. Made with the reference tools at
 # kbuild's settings and others, and the hostile forms modsign refuses.
+# xz's mode is named (-T1: one block, no sizes, what kbuild's command
+# writes with xz before 5.6; -T+1: blocks with their sizes, what it writes
+# with xz 5.6 and later), so that every xz makes the same seeds.
 m=$D/cms/mod.bin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -274,13 +277,14 @@ cp $m "$tmp/mod.ko"
 touch -d '2020-01-01 00:00:00 UTC' "$tmp/mod.ko"
 # zseed FMT NAME: stdin as a seed of target FMT, piece byte 0xff.
 zseed() { { printf '\377'; cat; } >"$C/$1/$2"; }
-xz --check=crc32 --lzma2=dict=1MiB -c $m >"$tmp/k.xz"
+xz -T1 --check=crc32 --lzma2=dict=1MiB -c $m >"$tmp/k.xz"
 zseed xz kbuild <"$tmp/k.xz"
 { printf '\000'; cat "$tmp/k.xz"; } >"$C/xz/kbuild-bytewise"
-xz -c --check=crc64 $m | zseed xz crc64
-xz -c -9 --check=sha256 $m | zseed xz sha256-dict64m
-xz -c --check=none $m | zseed xz check-none
-xz --check=crc32 --lzma2=dict=1MiB -c "$tmp/zeros" | zseed xz bomb-2m
+xz -T+1 --check=crc32 --lzma2=dict=1MiB -c $m | zseed xz kbuild-mt
+xz -T1 -c --check=crc64 $m | zseed xz crc64
+xz -T1 -c -9 --check=sha256 $m | zseed xz sha256-dict64m
+xz -T1 -c --check=none $m | zseed xz check-none
+xz -T1 --check=crc32 --lzma2=dict=1MiB -c "$tmp/zeros" | zseed xz bomb-2m
 cat "$tmp/k.xz" "$tmp/k.xz" | zseed xz two-streams
 { cat "$tmp/k.xz"; head -c 4 /dev/zero; } | zseed xz stream-padding
 { cat "$tmp/k.xz"; printf 'x'; } | zseed xz trailing-byte

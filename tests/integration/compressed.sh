@@ -218,6 +218,29 @@ for f in $FMTS; do
 	expect_fail "$f: verify of the stripped module: not signed" 1 "^FAIL $d/s.ko.$f: not signed"
 done
 
+# --- xz: a module over 3 MiB. xz 5.6 and later (kbuild's command without -T)
+# cut it into 3 MiB blocks, each with its sizes; earlier xz writes one block.
+# Either way modsign's file is byte for byte kbuild's compression of
+# sign-file's output, as this machine's xz makes it. ---
+g=$T/big
+mkdir -p "$g"
+{ cat "$mod"; head -c 4194304 /dev/urandom | base64; } > "$g/ref.ko"	# 5.6 MB
+zc xz "$g/ref.ko" > "$g/m.ko.xz"
+"$SIGNFILE" sha256 "$KEY" "$CERT" "$g/ref.ko"
+run_ms sha256 "$KEY" "$CERT" "$g/m.ko.xz"
+zc xz "$g/ref.ko" > "$g/k.xz"
+# blocks FILE: how many xz blocks FILE holds.
+blocks() {
+	xz --robot -l "$1" 2>&1 | awk '$1 == "totals" { print $3 }'
+}
+if [ "$rc" -eq 0 ] && same "$g/m.ko.xz" "$g/k.xz" && xz -t "$g/m.ko.xz"; then
+	t_pass "xz: a 5.6 MB module ($(blocks "$g/k.xz") block(s) with this xz) is byte for byte kbuild's compression of sign-file's output"
+else
+	t_fail "xz: a 5.6 MB module is byte for byte kbuild's compression of sign-file's output" \
+		"$(cat "$T/out")" "modsign's: $(blocks "$g/m.ko.xz") block(s); kbuild's: $(blocks "$g/k.xz")"
+fi
+rm -rf "$g"
+
 # --- bulk: -r finds .ko, .ko.xz, .ko.zst, .ko.gz (and nothing else), token key ---
 b=$T/bulk
 mkdir -p "$b/sub"

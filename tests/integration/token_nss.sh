@@ -76,17 +76,29 @@ TC_SLOW=$(uri nss-st)
 tc_refs 50
 
 # A URI cannot carry softokn's init parameters: the hint says what does.
+# NSS 3.87 (Debian 12) refuses a C_Initialize without them; NSS 3.110
+# (Debian 13) starts without a database, so the token holds no key: either
+# way nothing is signed, and the message says which.
 cp "$T/src/mod000.ko" "$T/m.ko"
 KBUILD_SIGN_PIN=$PIN tc_ms sha256 \
 	"pkcs11:token=NSS%20Certificate%20DB;id=$pct_id;type=private?module-path=$SOFTOKN" \
 	"$cert" "$T/m.ko"
-expect_fail "module-path= to softokn: CKR_ARGUMENTS_BAD with the module-file hint" 1 \
-	"C_Initialize: CKR_ARGUMENTS_BAD: module libsoftokn3.so"
-grep -q "^  hint: NSS's softokn needs init parameters.*x-init-reserved: .*module-name=" \
-	"$T/out" && same "$T/src/mod000.ko" "$T/m.ko" &&
-	t_pass "module-path= to softokn: the hint names x-init-reserved and module-name=" ||
-	t_fail "module-path= to softokn: the hint names x-init-reserved and module-name=" \
-		"$(cat "$T/out")"
+if grep -q "CKR_ARGUMENTS_BAD" "$T/out"; then
+	expect_fail "module-path= to softokn: CKR_ARGUMENTS_BAD with the module-file hint" 1 \
+		"C_Initialize: CKR_ARGUMENTS_BAD: module libsoftokn3.so"
+	grep -q "^  hint: NSS's softokn needs init parameters.*x-init-reserved: .*module-name=" \
+		"$T/out" && same "$T/src/mod000.ko" "$T/m.ko" &&
+		t_pass "module-path= to softokn: the hint names x-init-reserved and module-name=" ||
+		t_fail "module-path= to softokn: the hint names x-init-reserved and module-name=" \
+			"$(cat "$T/out")"
+else
+	expect_fail "module-path= to softokn without init parameters (newer NSS: no database): key not found" 1 \
+		"key: not found: no private key matches id=$id on token \"NSS Certificate DB\""
+	same "$T/src/mod000.ko" "$T/m.ko" &&
+		t_pass "module-path= to softokn without init parameters: the module untouched" ||
+		t_fail "module-path= to softokn without init parameters: the module untouched" \
+			"$(cat "$T/out")"
+fi
 
 tc_single
 tc_bulk

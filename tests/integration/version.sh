@@ -21,9 +21,12 @@ glibc:libc.so.*::c"
 want_names=$(printf '%s\n' "$libs" | cut -d: -f1 | sort | tr '\n' ' ')
 version=$(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")
 
-# upstream VERSION: a Debian version without epoch, revision or +dfsg.
+# upstream VERSION: a Debian version without epoch, revision, +dfsg or
+# .dfsg; "X+reallyY" (a version that went back or was renumbered) is Y:
+# Debian 13's zlib is 1:1.3.dfsg+really1.3.1-1+deb13u1, the library 1.3.1.
 upstream() {
-	printf '%s\n' "$1" | sed -e 's/^[0-9]*://' -e 's/-[^-]*$//' -e 's/[+~].*//'
+	printf '%s\n' "$1" | sed -e 's/^[0-9]*://' -e 's/-[^-]*$//' \
+		-e 's/.*+really//' -e 's/[+~].*//' -e 's/\.dfsg.*//'
 }
 
 # pkg_of FILE: the package that installed FILE (either side of merged /usr).
