@@ -70,10 +70,11 @@ for f in "$logdir"/*.log; do
 	name=${f#"$logdir"/}
 	errors=$(sed -n 's/^==[0-9]*== ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$f")
 	crash=$(grep -m 1 'Process terminating with default action' "$f")
-	# A run stopped by a signal ends by that signal (main.c die_by()
-	# raises it again, so that the shell sees 128 + n): not a crash.
+	# A run stopped by a signal ends by that signal (cli_exit.c
+	# ms_cli_exit_by_signal() raises it again, so that the shell sees
+	# 128 + n): not a crash.
 	if [ -n "$crash" ] && grep -A 4 'Process terminating with default action' "$f" |
-	    grep -q ': die_by (main\.c:'; then
+	    grep -q ': ms_cli_exit_by_signal (cli_exit\.c:'; then
 		crash=""
 	fi
 	why=""
