@@ -29,6 +29,15 @@ enum ms_hash_alg {
 enum ms_key_type {
 	MS_KEY_RSA = 1,
 	MS_KEY_EC,
+	MS_KEY_MLDSA,		/* FIPS 204; the parameter set in enum ms_mldsa_set */
+};
+
+/* ML-DSA parameter sets (FIPS 204, 4): id-ml-dsa-44/65/87, 2.16.840.1.101.3.4.3.17-19. */
+enum ms_mldsa_set {
+	MS_MLDSA_NONE = 0,
+	MS_MLDSA_44,
+	MS_MLDSA_65,
+	MS_MLDSA_87,
 };
 
 enum ms_ec_curve {
@@ -214,6 +223,38 @@ struct ms_cms_signer {
  */
 ms_err ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
 				 size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_mldsa_pk_len() - public key bytes of ML-DSA @set: 1312, 1952 or
+ * 2592 (FIPS 204, Table 2); 0 for a value outside the enum.
+ */
+size_t ms_cms_mldsa_pk_len(enum ms_mldsa_set set);
+
+/**
+ * ms_cms_mldsa_sig_len() - signature bytes of ML-DSA @set: 2420, 3309 or
+ * 4627; 0 for a value outside the enum.
+ */
+size_t ms_cms_mldsa_sig_len(enum ms_mldsa_set set);
+
+/**
+ * ms_cms_mldsa_verify() - ML-DSA.Verify (FIPS 204, Algorithm 3): pure
+ * ML-DSA of the message M, the concatenation of the @n_msg spans of @msg
+ * (none, or empty ones, for an empty message), under the context string
+ * @ctx (the kernel and sign-file use the empty one: NULL, 0). The message
+ * is hashed as it is read, so a module of any size is verified in place;
+ * nothing is copied or kept. Public data only: not constant-time.
+ * Thread-safe (no shared state).
+ * @pk, @pk_len: the public key, exactly ms_cms_mldsa_pk_len(@set) bytes.
+ * @sig, @sig_len: the signature; any length but the set's does not verify.
+ * Return: MS_OK (the signature verifies); MS_E_MISMATCH (it does not: wrong
+ * length, a hint encoding FIPS 204 refuses, z out of bounds, or the
+ * challenge differs); MS_E_MALFORMED (@pk_len is not the set's);
+ * MS_E_ARG (@set unknown, @ctx_len over 255, a NULL pointer with a
+ * length).
+ */
+ms_err ms_cms_mldsa_verify(enum ms_mldsa_set set, const uint8_t *pk, size_t pk_len,
+			   const uint8_t *ctx, size_t ctx_len, const struct ms_span *msg,
+			   size_t n_msg, const uint8_t *sig, size_t sig_len) MS_MUST_CHECK;
 
 /*
  * The strict DER reader (der_parse.c), for every parser of untrusted DER in

@@ -670,6 +670,8 @@ ms_pkcs7_sig_alg_name(enum ms_key_type type)
 		return "rsa";
 	case MS_KEY_EC:
 		return "ecdsa";
+	case MS_KEY_MLDSA:
+		return "ml-dsa";
 	}
 	return "unknown";
 }

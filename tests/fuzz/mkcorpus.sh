@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text; do
+for t in trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text mldsa; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -regextype posix-extended ! -regex '.*/[0-9a-f]{40}' -delete
 done
@@ -308,4 +308,23 @@ gzip -n -c "$tmp/zeros" | zseed gzip bomb-2m
 cat "$tmp/k.gz" "$tmp/k.gz" | zseed gzip two-members
 { cat "$tmp/k.gz"; head -c 8 /dev/zero; } | zseed gzip trailing-zeros
 head -c $(($(stat -c %s "$tmp/k.gz") - 4)) "$tmp/k.gz" | zseed gzip no-size
+
+# mldsa: a byte for the set (0, 1, 2: ML-DSA-44, 65, 87; +4 the message in
+# two pieces), the public key, the signature: Wycheproof's first case of each
+# set ("Hello world", empty context, tests/data/mldsa), whole and broken.
+ml=$C/mldsa
+# kat SET FILE: the pk and sig hex of FILE's first valid "Hello world" case.
+kat() {
+	grep -m 1 '^k ' "$2" | cut -d' ' -f4 | tr -d '\n'
+	grep -m 1 '^v .* ok pure - 48656c6c6f20776f726c64 ' "$2" | cut -d' ' -f7 | tr -d '\n'
+}
+i=0
+for set in 44 65 87; do
+	{ printf "$(printf '\\%03o' $i)"; hex "$(kat $set $D/mldsa/wycheproof_$set.txt)"; } >$ml/hello-$set
+	{ printf "$(printf '\\%03o' $((i + 4)))"; tail -c +2 $ml/hello-$set; } >$ml/hello-$set-split
+	i=$((i + 1))
+done
+head -c 1000 $ml/hello-44 >$ml/short-key-44
+head -c -1 $ml/hello-65 >$ml/short-sig-65
+{ head -c -1 $ml/hello-87; printf '\377'; } >$ml/bad-hint-count-87
 echo "corpus: $(find "$C" -type f | wc -l) files"
