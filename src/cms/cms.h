@@ -117,8 +117,11 @@ struct ms_cms_cert;
 
 /**
  * ms_cms_cert_parse() - parse a DER or PEM certificate (untrusted input).
- * Return: MS_OK, MS_E_MALFORMED, MS_E_UNSUPPORTED (key neither RSA nor EC
- * P-256/384/521), MS_E_NOMEM. *@out is NULL on failure.
+ * ML-DSA certificates (RFC 9881), which mbedTLS cannot parse, are read by
+ * our own DER parser, one per input (not in a PEM bundle).
+ * Return: MS_OK, MS_E_MALFORMED, MS_E_UNSUPPORTED (key neither RSA, EC
+ * P-256/384/521 nor ML-DSA-44/65/87; an ML-DSA certificate in a PEM
+ * bundle), MS_E_NOMEM. *@out is NULL on failure.
  */
 ms_err ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out) MS_MUST_CHECK;
 void ms_cms_cert_free(struct ms_cms_cert *cert);
@@ -140,6 +143,12 @@ ms_err ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **
  */
 void ms_cms_cert_key(const struct ms_cms_cert *cert, enum ms_key_type *type,
 		     enum ms_ec_curve *curve, size_t *bits);
+
+/**
+ * ms_cms_cert_mldsa_set() - the ML-DSA parameter set of the certificate's
+ * key; MS_MLDSA_NONE for any other key (and for NULL).
+ */
+enum ms_mldsa_set ms_cms_cert_mldsa_set(const struct ms_cms_cert *cert);
 
 /**
  * ms_cms_cert_der() - the certificate's DER encoding (a PEM input decoded),
@@ -189,6 +198,9 @@ ms_err ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spk
  * back passes here before it is written; `verify` and the check of a key
  * that exposes no public attributes use it too. Thread-safe: the key was
  * loaded when the certificate was parsed and is only read.
+ * An ML-DSA key verifies pure ML-DSA with the empty context over @tbs as
+ * the whole message (the module, or the DER of the signed attributes);
+ * @alg is not used then. For a message in pieces see ms_cms_mldsa_verify().
  * Return: MS_OK, MS_E_MISMATCH (does not verify), MS_E_ARG.
  */
 ms_err ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,

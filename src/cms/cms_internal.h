@@ -99,10 +99,11 @@ struct mbedtls_x509_crt;
 
 /*
  * A parsed certificate. @crt owns a copy of the DER; the spans point into
- * @crt->raw and live as long as @crt.
+ * @crt->raw and live as long as @crt. An ML-DSA certificate, which mbedTLS
+ * cannot parse, has no @crt: @der owns its DER and the spans point there.
  */
 struct ms_cms_cert {
-	struct mbedtls_x509_crt *crt;	/* heap; non-const even in a const cert */
+	struct mbedtls_x509_crt *crt;	/* heap; non-const even in a const cert; NULL for ML-DSA */
 	enum ms_key_type type;
 	enum ms_ec_curve curve;
 	size_t bits;
@@ -110,7 +111,36 @@ struct ms_cms_cert {
 	struct ms_span serial;		/* serialNumber INTEGER content bytes */
 	struct ms_span skid;		/* SubjectKeyIdentifier value; len 0 if absent */
 	struct ms_cert_pub *pub;	/* the public key as sig_verify.c uses it */
+	/* ML-DSA only (cert_mldsa.c): */
+	uint8_t *der;			/* heap, @der_len bytes */
+	size_t der_len;
+	struct ms_span subject;		/* subject Name TLV */
+	enum ms_mldsa_set mldsa;
+	struct ms_span mldsa_pk;	/* the raw public key (FIPS 204, pkEncode) */
+	struct ms_span tbs;		/* tbsCertificate TLV, signed by the issuer */
+	struct ms_span sig_alg;		/* signatureAlgorithm TLV */
+	struct ms_span sig_value;	/* signatureValue bits (no unused-bits byte) */
 };
+
+/* ---- cert_mldsa.c ---- */
+
+/*
+ * ms_cert_mldsa_spki() - an ML-DSA SubjectPublicKeyInfo TLV (RFC 9881):
+ * its parameter set and the raw key (pointing into @spki).
+ * Return: MS_OK; MS_E_UNSUPPORTED (not an ML-DSA key); MS_E_MALFORMED
+ * (ML-DSA with parameters, a key of the wrong length, unused bits).
+ */
+ms_err ms_cert_mldsa_spki(struct ms_span spki, enum ms_mldsa_set *set,
+			  struct ms_span *pk) MS_MUST_CHECK;
+
+/*
+ * ms_cert_mldsa_parse() - fill @cert (issuer, serial, skid, subject, the
+ * ML-DSA fields, type) from the DER certificate @der, which must outlive
+ * @cert (its @der). Return: MS_OK; MS_E_UNSUPPORTED (not an ML-DSA
+ * certificate: mbedTLS's to parse; @cert's fields then unspecified);
+ * MS_E_MALFORMED (an ML-DSA certificate that breaks RFC 5280 or 9881).
+ */
+ms_err ms_cert_mldsa_parse(const uint8_t *der, size_t len, struct ms_cms_cert *cert) MS_MUST_CHECK;
 
 /* ---- sig_verify.c ---- */
 

@@ -107,6 +107,11 @@ openssl x509 -in $D/rsa2048.x509.der -inform DER -noout -pubkey |
 	openssl pkey -pubin -outform DER >"$C/cert/rsa2048.spki.der"
 openssl x509 -in $D/ec256.x509.der -inform DER -noout -pubkey |
 	openssl pkey -pubin -outform DER >"$C/cert/ec256.spki.der"
+# ML-DSA-44 (OpenSSL's test certificates), PEM and DER (our own parser).
+for f in $D/mldsa/*-cert.pem; do
+	cp "$f" "$C/cert/$(basename "$f")"
+	openssl x509 -in "$f" -outform DER >"$C/cert/$(basename "$f" .pem).der"
+done
 
 # key: every TEST-ONLY key form modsign reads.
 for f in $D/*.key.pem $D/*.key.der; do
