@@ -17,29 +17,6 @@
 #define DER_CTX1_PRIM	0x81	/* issuerUniqueID [1] IMPLICIT */
 #define DER_CTX2_PRIM	0x82	/* subjectUniqueID [2] IMPLICIT */
 
-/* id-ml-dsa-44/65/87 content bytes, the last one .17, .18 or .19 (NIST CSOR). */
-static const uint8_t oid_mldsa_prefix[8] = { 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03 };
-
-/* The parameter set an AlgorithmIdentifier's OID names; MS_MLDSA_NONE if none. */
-static enum ms_mldsa_set
-set_of_oid(struct ms_span oid)
-{
-	if (oid.len != sizeof(oid_mldsa_prefix) + 1 ||
-	    memcmp(oid.p, oid_mldsa_prefix, sizeof(oid_mldsa_prefix)) != 0) {
-		return MS_MLDSA_NONE;
-	}
-	switch (oid.p[sizeof(oid_mldsa_prefix)]) {
-	case 0x11:
-		return MS_MLDSA_44;
-	case 0x12:
-		return MS_MLDSA_65;
-	case 0x13:
-		return MS_MLDSA_87;
-	default:
-		return MS_MLDSA_NONE;
-	}
-}
-
 /*
  * SubjectPublicKeyInfo ::= SEQUENCE {		-- RFC 5280, 4.1
  *	algorithm AlgorithmIdentifier,		-- { id-ml-dsa-*, parameters ABSENT } (RFC 9881, 2)
@@ -57,7 +34,7 @@ ms_cert_mldsa_spki(struct ms_span spki, enum ms_mldsa_set *set, struct ms_span *
 	    ms_der_expect(&alg, DER_OID, &oid) != MS_OK) {
 		return MS_E_UNSUPPORTED;
 	}
-	s = set_of_oid(oid);
+	s = ms_mldsa_set_of_oid(oid);
 	if (s == MS_MLDSA_NONE) {
 		return MS_E_UNSUPPORTED;
 	}

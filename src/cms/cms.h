@@ -222,19 +222,48 @@ struct ms_cms_signer {
 	enum ms_key_type key_type;
 	bool use_skid;		/* versions 3 and a [0] sid instead of 1 */
 	struct ms_span sid;	/* from ms_cms_signer_id_encode() */
-	struct ms_span sig;	/* from ms_cms_sig_encode() */
+	struct ms_span sig;	/* from ms_cms_sig_encode(); ML-DSA: the raw signature */
 };
+
+/**
+ * ms_cms_mldsa_attrs_encode() - the signed attributes sign-file 7.2 writes
+ * for an ML-DSA key under OpenSSL 3.5/3.6: the DER SET OF { contentType
+ * id-data, messageDigest @sha512 } (RFC 5652, 5.3 and 11), which is what
+ * the key signs (pure ML-DSA, empty context) and what
+ * ms_cms_signed_data_encode_mldsa() writes, as [0], in the SignerInfo.
+ * @sha512: the SHA-512 of the module, 64 bytes. @out NULL asks for the size.
+ * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE.
+ */
+ms_err ms_cms_mldsa_attrs_encode(const uint8_t *sha512, size_t sha512_len, uint8_t *out,
+				 size_t cap, size_t *out_len) MS_MUST_CHECK;
 
 /**
  * ms_cms_signed_data_encode() - the ContentInfo holding a detached SignedData
  * exactly as the kernel's sign-file emits it (OpenSSL CMS with NOCERTS,
  * DETACHED, BINARY, NOSMIMECAP, NOATTR): no certificates, no signed
  * attributes, digestAlgorithm without parameters, rsaEncryption with NULL
- * or ecdsa-with-SHA* without parameters. @out NULL asks for the size.
+ * or ecdsa-with-SHA* without parameters (ML-DSA: see
+ * ms_cms_signed_data_encode_mldsa()). @out NULL asks for the size.
  * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE, MS_E_INTERNAL.
  */
 ms_err ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
 				 size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_signed_data_encode_mldsa() - as ms_cms_signed_data_encode() for
+ * an ML-DSA signer (@s->key_type MS_KEY_MLDSA, RFC 9882): id-ml-dsa-@set
+ * without parameters, @s->sig the raw signature (the set's length). With
+ * @signed_attrs empty the signature is over the module itself (sign-file
+ * 7.2 with OpenSSL >= 4, what the kernel takes by default); else
+ * @signed_attrs is ms_cms_mldsa_attrs_encode()'s SET, written as [0], the
+ * signature is over it and @s->hash must be SHA-512 (sign-file 7.2 with
+ * OpenSSL 3.5/3.6; the kernel needs
+ * CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA).
+ * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE, MS_E_INTERNAL.
+ */
+ms_err ms_cms_signed_data_encode_mldsa(const struct ms_cms_signer *s, enum ms_mldsa_set set,
+				       struct ms_span signed_attrs, uint8_t *out, size_t cap,
+				       size_t *out_len) MS_MUST_CHECK;
 
 /**
  * ms_cms_mldsa_pk_len() - public key bytes of ML-DSA @set: 1312, 1952 or

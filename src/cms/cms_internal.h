@@ -122,6 +122,21 @@ struct ms_cms_cert {
 	struct ms_span sig_value;	/* signatureValue bits (no unused-bits byte) */
 };
 
+/* ---- mldsa_cms.c ---- */
+
+/* AlgorithmIdentifier TLV of id-ml-dsa-@set, no parameters; NULL (*@len 0) for none. */
+const uint8_t *ms_mldsa_alg_id(enum ms_mldsa_set set, size_t *len);
+/* The set an OID (content bytes) names; MS_MLDSA_NONE if none. */
+enum ms_mldsa_set ms_mldsa_set_of_oid(struct ms_span oid);
+/*
+ * ms_mldsa_attrs_read() - the content of a SignerInfo's signedAttrs
+ * (untrusted): contentType id-data and messageDigest, each once, nothing
+ * else. @message_digest gets the digest octets.
+ * Return: MS_OK; MS_E_MALFORMED or MS_E_UNSUPPORTED with a static *@why.
+ */
+ms_err ms_mldsa_attrs_read(struct ms_span list, struct ms_span *message_digest,
+			   const char **why) MS_MUST_CHECK;
+
 /* ---- cert_mldsa.c ---- */
 
 /*
