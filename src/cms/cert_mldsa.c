@@ -121,9 +121,12 @@ parse_tbs(struct ms_span tbs, struct ms_cms_cert *cert, struct ms_span *sig_alg)
 	if (err != MS_OK) {
 		return err;
 	}
-	/* Version 1, 2 or 3 (0, 1, 2) in one content byte; a serial is 1 to 20 octets (4.1.2.2). */
+	/*
+	 * Version 1, 2 or 3 (0, 1, 2) in one content byte; a serial of 1 to 32
+	 * octets (4.1.2.2 says 20; mbedTLS, which reads the others, takes 32).
+	 */
 	if ((vi.len != 0 && (vi.len != 1 || vi.p[0] > 2)) || cert->serial.len == 0 ||
-	    cert->serial.len > 20) {
+	    cert->serial.len > 32) {
 		return MS_E_MALFORMED;
 	}
 	if (tbs.len > 0 && tbs.p[0] == DER_CTX1_PRIM &&
