@@ -147,6 +147,21 @@ if tsign "$name" -c modsign-ctx "$MLDSA_MODULE" mldsa87 "$tok/pin" "$mod" "$T/ct
 	fi
 fi
 
+# FIPS 204 allows a context string of at most 255 bytes: 256 is refused
+# at C_SignInit (CKR_MECHANISM_PARAM_INVALID), 255 signs and verifies.
+c255=$(printf '%0255d' 0)
+if "$MLDSA_SIGN" -c "${c255}1" "$MLDSA_MODULE" mldsa44 "$tok/pin" "$mod" "$T/no.sig" \
+	>"$T/sign.out" 2>&1; then
+	t_fail "a 256-byte context string is refused at C_SignInit" "it signed"
+elif grep -q 'C_SignInit: CK_RV 0x71$' "$T/sign.out" && [ ! -e "$T/no.sig" ] &&
+	tsign "255-byte context" -c "$c255" "$MLDSA_MODULE" mldsa44 "$tok/pin" "$mod" "$T/c255.sig" &&
+	verify mldsa44 "$mod" "$T/c255.sig" -pkeyopt "context-string:$c255"; then
+	t_pass "a 256-byte context string is refused at C_SignInit, 255 bytes sign and verify"
+else
+	t_fail "a 256-byte context string is refused at C_SignInit, 255 bytes sign and verify" \
+		"$(cat "$T/sign.out" "$T/verify.out")"
+fi
+
 # A wrong PIN file: C_Login fails, nothing is signed.
 printf '%s\n' "$WRONG_PIN" >"$T/wrong.pin"
 if "$MLDSA_SIGN" "$MLDSA_MODULE" mldsa65 "$T/wrong.pin" "$mod" "$T/no.sig" >"$T/sign.out" 2>&1; then

@@ -59,6 +59,15 @@ session_close(struct mt_session *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static void
+close_all(void)
+{
+	for (size_t i = 0; i < MT_SESSIONS_MAX; i++) {
+		session_close(&mt_sessions[i]);
+	}
+	mt_logged_in = false;
+}
+
 /* The token logs out when its last session closes (PKCS#11 2.40, 5.6). */
 static void
 logout_if_idle(void)
@@ -106,11 +115,8 @@ mt_finalize(CK_VOID_PTR r)
 	if (r != NULL) {
 		return CKR_ARGUMENTS_BAD;
 	}
-	for (size_t i = 0; i < MT_SESSIONS_MAX; i++) {
-		session_close(&mt_sessions[i]);
-	}
+	close_all();
 	mt_token_free(&mt_tok);
-	mt_logged_in = false;
 	mt_initialized = false;
 	return CKR_OK;
 }
@@ -282,10 +288,7 @@ mt_close_all_sessions(CK_SLOT_ID slot)
 	if (slot != MT_SLOT) {
 		return CKR_SLOT_ID_INVALID;
 	}
-	for (size_t i = 0; i < MT_SESSIONS_MAX; i++) {
-		session_close(&mt_sessions[i]);
-	}
-	mt_logged_in = false;
+	close_all();
 	return CKR_OK;
 }
 
