@@ -3,8 +3,9 @@
 # Debian's openssl source package of trixie or sid) and the kernel's
 # sign-file 7.2 linked against it, into a cache directory. Nothing is
 # installed system-wide: bin/openssl finds its own lib/ by its run path.
-# Usage: scripts/openssl-pq.sh [build|openssl|sign-file|path]
+# Usage: scripts/openssl-pq.sh [build|openssl|sign-file|fetch|path]
 #   build      (default) both; a second run does nothing
+#   fetch      only the sources of both, into $cache/src
 #   openssl    only OpenSSL: $cache/bin/openssl, lib/, include/
 #   sign-file  only sign-file 7.2 ($cache/bin/sign-file-7.2; needs OpenSSL)
 #   path       print the cache directory and exit 0 if OpenSSL is built there
@@ -35,13 +36,13 @@ say() {
 }
 
 case $what in
-build | openssl | sign-file) ;;
+build | openssl | sign-file | fetch) ;;
 path)
 	[ -f "$cache/.openssl-stamp" ] && [ -x "$cache/bin/openssl" ] || exit 1
 	echo "$cache"
 	exit 0
 	;;
-*) die "unknown command '$what' (build, openssl, sign-file or path)" ;;
+*) die "unknown command '$what' (build, openssl, sign-file, fetch or path)" ;;
 esac
 
 # The URI of the machine's own Debian archive: that of its release suite
@@ -81,9 +82,10 @@ apt_setup() {
 	apt_ready=1
 }
 
-# The SHA-256 the archive's signed Sources index gives for FILE of openssl VERSION.
+# The SHA-256 the archive's signed Sources index gives for FILE of openssl
+# (a .dsc's name holds its version).
 index_sha256() {
-	papt apt-cache showsrc "openssl=$1" | awk -v f="$2" '
+	papt apt-cache showsrc openssl | awk -v f="$1" '
 		/^Checksums-Sha256:/ { on = 1; next }
 		/^[^ ]/ { on = 0 }
 		on && $3 == f { print $1; exit }'
@@ -109,7 +111,7 @@ fetch_openssl() {
 			[ -f "$d/$dsc" ] || continue
 			# A .dsc at hand counts only if the signed index vouches for it;
 			# dpkg-source then checks the tarballs against the .dsc.
-			want=$(index_sha256 "$ver" "$dsc")
+			want=$(index_sha256 "$dsc")
 			got=$(sha256sum "$d/$dsc" | cut -d ' ' -f 1)
 			if [ -z "$want" ] || [ "$want" != "$got" ]; then
 				say "$d/$dsc does not match the archive's index: not used"
@@ -226,4 +228,9 @@ build)
 	;;
 openssl) build_openssl ;;
 sign-file) build_sign_file ;;
+fetch)
+	fetch_openssl
+	linux_source_deb
+	say "sources of openssl $ver and $(basename "$deb") at hand"
+	;;
 esac
