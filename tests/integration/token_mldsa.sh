@@ -44,6 +44,17 @@ else
 	t_fail "pkcs11-tool -L: the token, login required" "$(cat "$T/list")"
 fi
 
+# One mechanism, CKM_ML_DSA (0x1d), for signing; its key sizes are the
+# ML-DSA public key lengths in bytes (PKCS#11 3.2).
+p11tool "$T/mechs" -M
+# (pkcs11-tool's "Using slot" on stderr may end up on that line.)
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^  ' "$T/mechs")" -eq 1 ] &&
+	grep -qi '^  mechtype-0x1d, keySize={1312,2592}, sign' "$T/mechs"; then
+	t_pass "pkcs11-tool -M: CKM_ML_DSA (0x1d) only, sign, key sizes 1312 to 2592"
+else
+	t_fail "pkcs11-tool -M: CKM_ML_DSA (0x1d) only, sign, key sizes 1312 to 2592" "$(cat "$T/mechs")"
+fi
+
 # Without a login only the public objects show.
 p11tool "$T/objs" -O
 n_cert=$(grep -c '^Certificate Object' "$T/objs")
@@ -160,6 +171,24 @@ elif grep -q 'C_SignInit: CK_RV 0x71$' "$T/sign.out" && [ ! -e "$T/no.sig" ] &&
 else
 	t_fail "a 256-byte context string is refused at C_SignInit, 255 bytes sign and verify" \
 		"$(cat "$T/sign.out" "$T/verify.out")"
+fi
+
+# The key directory from C_Initialize's pReserved (p11-kit's x-init-reserved)
+# instead of MLDSATOKEN_DIR; with neither, C_Initialize fails and says why.
+name="the key directory from pReserved, without MLDSATOKEN_DIR"
+if env -u MLDSATOKEN_DIR "$MLDSA_SIGN" -r "$tok" "$MLDSA_MODULE" mldsa65 "$tok/pin" "$mod" \
+	"$T/reserved.sig" >"$T/sign.out" 2>&1 && verify mldsa65 "$mod" "$T/reserved.sig"; then
+	t_pass "$name"
+else
+	t_fail "$name" "$(cat "$T/sign.out")"
+fi
+if env -u MLDSATOKEN_DIR "$MLDSA_SIGN" "$MLDSA_MODULE" mldsa65 "$tok/pin" "$mod" "$T/no.sig" \
+	>"$T/sign.out" 2>&1; then
+	t_fail "no key directory: C_Initialize fails" "it signed"
+elif grep -q 'C_Initialize: CK_RV 0x5$' "$T/sign.out" && grep -q 'no key directory' "$T/sign.out"; then
+	t_pass "no key directory: C_Initialize fails (CKR_GENERAL_ERROR) and says why"
+else
+	t_fail "no key directory: C_Initialize fails" "$(cat "$T/sign.out")"
 fi
 
 # A wrong PIN file: C_Login fails, nothing is signed.

@@ -10,6 +10,8 @@
  *   -d     CK_SIGN_ADDITIONAL_CONTEXT with CKH_DETERMINISTIC_REQUIRED
  *   -c STR CK_SIGN_ADDITIONAL_CONTEXT with STR as the context string
  *   -H     CK_SIGN_ADDITIONAL_CONTEXT with CKH_HEDGE_REQUIRED, no context
+ *   -r STR C_Initialize's pReserved: STR, as p11-kit passes a module
+ *          config's x-init-reserved
  * Exits 0 with the signature in OUT; 1 with the failing call and its CK_RV
  * (hex) on stderr; 2 on bad usage.
  */
@@ -61,8 +63,8 @@ read_all(const char *path, size_t *len)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: mldsatoken-sign [-p N] [-d] [-c STR] [-H] MODULE LABEL PINFILE "
-			"IN OUT\n");
+	fprintf(stderr, "usage: mldsatoken-sign [-p N] [-d] [-c STR] [-H] [-r STR] MODULE LABEL "
+			"PINFILE IN OUT\n");
 	return 2;
 }
 
@@ -88,7 +90,7 @@ main(int argc, char **argv)
 	CK_RV rv;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:dc:H")) != -1) {
+	while ((opt = getopt(argc, argv, "p:dc:Hr:")) != -1) {
 		switch (opt) {
 		case 'p':
 			part = strtoul(optarg, NULL, 10);
@@ -107,6 +109,9 @@ main(int argc, char **argv)
 		case 'H':
 			extra.hedgeVariant = CKH_HEDGE_REQUIRED;
 			with_param = true;
+			break;
+		case 'r':
+			init.pReserved = optarg;
 			break;
 		default:
 			return usage();

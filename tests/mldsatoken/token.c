@@ -235,9 +235,9 @@ mt_get_mechanism_info(CK_SLOT_ID slot, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO
 	if (type != CKM_ML_DSA) {
 		return CKR_MECHANISM_INVALID;
 	}
-	/* Key "sizes" of ML-DSA are its parameter sets. */
-	info->ulMinKeySize = CKP_ML_DSA_44;
-	info->ulMaxKeySize = CKP_ML_DSA_87;
+	/* PKCS#11 3.2: for ML-DSA, the public key lengths in bytes (FIPS 204). */
+	info->ulMinKeySize = 1312;	/* ML-DSA-44 */
+	info->ulMaxKeySize = 2592;	/* ML-DSA-87 */
 	info->flags = CKF_SIGN;
 	return CKR_OK;
 }
