@@ -88,6 +88,19 @@ p_label() {
 	esac
 }
 
+# p_out V: V's modules against sign-file's on Debian 13 and, when (a) or
+# (b) ran, against Debian 12's sign-file with the same key (RSA: the same
+# bytes).
+p_out() {
+	local out="reference" ref
+	[ "$1" = p_sf_loop ] || out=$(verify "$1" p_sf_loop)
+	ref=$(ref_of)
+	if [ -s "$RUN/md5.$ref" ]; then
+		out="$out; $(verify "$1" "$ref")"
+	fi
+	echo "$out"
+}
+
 peer_has_runs() {
 	has_runs p_sf_loop || has_runs p_ms_b || [ -n "$P_WHY" ]
 }
@@ -110,20 +123,17 @@ what goes wrong with its PIN: doc/speed.md.
 
 $(cat "$RUN/versions.md" 2>/dev/null)
 
-| variant | median s | min s | max s | ms/module | speed-up vs sign-file | CPU ms/module | output check |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+| variant | median s | min s | max s | ms/module | CPU ms/module | output check |
+| --- | ---: | ---: | ---: | ---: | ---: | --- |
 EOF
+	# shellcheck disable=SC2086  # a list of variants
+	plain_rows "$n" p_label p_out $SECTION_P
 	loop=$(median_of p_sf_loop)
-	for v in $SECTION_P; do
-		stat_get "$v"
-		if [ "$S_N" -eq 0 ]; then
-			printf '| %s | not measured (%s failed runs) | | | | | | |\n' "$(label_of "$v")" "$S_FAIL"
-			continue
-		fi
-		printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(label_of "$v")" "$S_MED" "$S_MIN" \
-			"$S_MAX" "$(fmt '%.3f' "$(calc "$S_MED * 1000 / $n")")" "$(ratio "$loop" "$S_MED")" \
-			"$(fmt '%.3f' "$(calc "$S_CPU * 1000 / $n")")" \
-			"$([ "$v" = p_sf_loop ] && echo reference || verify "$v" p_sf_loop)"
+	printf '\n'
+	for v in p_ms_loop p_ms_agent p_ms_b; do
+		printf -- '- sign-file (PIN in its configuration), a process per module / %s = %sx in wall time, %sx in CPU time\n' \
+			"$(p_label "$v")" "$(ratio "$loop" "$(median_of "$v")")" \
+			"$(ratio "$(cpu_of p_sf_loop)" "$(cpu_of "$v")")"
 	done
 	printf '\n'
 	if [ -s "$RUN/probes.md" ]; then

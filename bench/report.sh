@@ -184,6 +184,24 @@ variant_rows() {
 	done
 }
 
+# plain_rows N LABEL_FN OUT_FN VARIANT...: one Markdown row per variant
+# over N modules: LABEL_FN V, median, min, max s, ms/module, CPU ms/module,
+# OUT_FN V (its output check).
+plain_rows() {
+	local n=$1 label=$2 outf=$3 v
+	shift 3
+	for v in "$@"; do
+		stat_get "$v"
+		if [ "$S_N" -eq 0 ]; then
+			printf '| %s | not measured (%s failed runs) | | | | | |\n' "$("$label" "$v")" "$S_FAIL"
+			continue
+		fi
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$("$label" "$v")" "$S_MED" "$S_MIN" \
+			"$S_MAX" "$(fmt '%.3f' "$(calc "$S_MED * 1000 / $n")")" \
+			"$(fmt '%.3f' "$(calc "$S_CPU * 1000 / $n")")" "$("$outf" "$v")"
+	done
+}
+
 TABLE_HEAD='| variant | median s | min s | max s | ms/module | speed-up vs loop | vs xargs -P 2 | CPU ms/module | peak RSS MiB | output check |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |'
 
@@ -356,11 +374,13 @@ write_report() {
 	cat <<EOF
 # modsign benchmarks
 
-Written by \`make bench\` (\`bench/run.sh\`) on $date; regenerate, do not edit.$( [ "$QUICK" = 1 ] && printf '\n\n**Quick mode (BENCH_QUICK=1): a few modules, one run each, no settling. Smoke figures that prove the sections and charts work; not benchmarks.**')
+Written by \`make bench\` (\`bench/run.sh\`) on $date; regenerate, do not edit.
 Each comparison runs its variants side by side, interleaved (A, B, C, A, B, C,
 ...), $REPS runs each in (a) and (b), $REPS_LONG in (c) and (d), every run on a fresh unsigned copy of the modules
 restored (and synced) outside the timed section$( [ "$BENCH_SETTLE" != 0 ] && printf ', and started %s s after the previous one ended (the work directory is on ext4 without a journal, where files freed in the last ~30 s slow down every file created: see `restore` in bench/run.sh)' "$BENCH_SETTLE"). Times are wall-clock seconds,
 medians with min and max. The keys are the TEST-ONLY keys of \`tests/data\`.
+
+$( [ "$QUICK" = 1 ] && printf '%s' '**Quick mode (BENCH_QUICK=1): a few modules, one run each, no settling. Smoke figures that prove the sections and charts work; not benchmarks.**')
 
 ## Targets (issue 3)
 
