@@ -173,7 +173,9 @@ build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
 		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -pthread
 
-# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md.
+# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md
+# and its charts (bench/charts/). BENCH_QUICK=1: a few modules, once each, into
+# $TMPDIR/modsign-bench-quick/ (a smoke test of the bench; knobs: bench/run.sh).
 bench: modsign build/slowtoken.so
 	bench/run.sh
 
