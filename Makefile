@@ -183,7 +183,6 @@ build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/
 # (minutes; never by make check), then the test token over that OpenSSL.
 # make check builds the token when the cache is there (OPENSSL_PQ, above);
 # its test skips when not.
-
 .PHONY: pq-deps
 pq-deps:
 	scripts/openssl-pq.sh build
@@ -203,7 +202,9 @@ build/mldsatoken-sign: tests/mldsatoken/sign_client.c tests/mldsatoken/pkcs11_v3
 	@mkdir -p build
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
 
-# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md.
+# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md
+# and its charts (bench/charts/). BENCH_QUICK=1: a few modules, once each, into
+# $TMPDIR/modsign-bench-quick/ (a smoke test of the bench; knobs: bench/run.sh).
 bench: modsign build/slowtoken.so
 	bench/run.sh
 

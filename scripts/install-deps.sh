@@ -16,7 +16,8 @@
 #   ock     tests/integration/token_ock.sh: openCryptoki's soft token; likewise
 #   kernel  make kernel-check and powercut-check: kernel build, busybox
 #           initramfs, qemu, the file systems the power cuts use
-#   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
+#   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time,
+#           eatmydata, gnuplot (the charts; without X11)
 #   fuzz    make fuzz: clang with libFuzzer
 #   analyze make analyze: clang's scan-build (gcc -fanalyzer needs nothing more)
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
@@ -38,7 +39,7 @@ zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client 
 @KBUILD@"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86 patch dkms e2fsprogs xfsprogs"
-bench="libssl-dev libengine-pkcs11-openssl time eatmydata"
+bench="libssl-dev libengine-pkcs11-openssl time eatmydata gnuplot-nox"
 fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
