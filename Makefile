@@ -87,6 +87,10 @@ LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modf
 CLI_SRC  := $(sort $(filter-out src/main.c,$(wildcard src/*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))
+# The ML-DSA test token and the OpenSSL >= 3.5 it signs with (pq-deps, below).
+OPENSSL_PQ ?= $(or $(MODSIGN_OPENSSL_PQ_CACHE),/var/cache/modsign-openssl-pq)
+MLDSATOKEN_SRC := $(sort $(filter-out tests/mldsatoken/sign_client.c,$(wildcard tests/mldsatoken/*.c)))
+HAVE_OPENSSL_PQ := $(wildcard $(OPENSSL_PQ)/.openssl-stamp)
 
 REL := build/rel
 TST := build/san
@@ -131,7 +135,8 @@ $(TST)/unit: $(TST_OBJ) $(patsubst %.c,$(TST)/%.o,$(UNIT_SRC))
 unit: $(TST)/unit
 	$(TST)/unit
 
-check: $(TST)/modsign $(TST)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so)
+check: $(TST)/modsign $(TST)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so) \
+	$(if $(HAVE_OPENSSL_PQ),build/mldsatoken.so build/mldsatoken-sign)
 	tests/run.sh
 
 demo: modsign
@@ -172,6 +177,30 @@ build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/
 	@mkdir -p build
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
 		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -pthread
+
+# ML-DSA test infrastructure (tests/mldsatoken/README.md): an OpenSSL >= 3.5
+# and the kernel's sign-file 7.2 built into a cache by scripts/openssl-pq.sh
+# (minutes; never by make check), then the test token over that OpenSSL.
+# make check builds the token when the cache is there (OPENSSL_PQ, above);
+# its test skips when not.
+.PHONY: pq-deps
+pq-deps:
+	scripts/openssl-pq.sh build
+	$(MAKE) build/mldsatoken.so build/mldsatoken-sign
+
+# libcrypto.a linked in, its symbols kept inside: a process that already has
+# the system's libcrypto.so.3 (OpenSSL 3.0, same soname) loaded, as
+# pkcs11-tool has, would otherwise bind the module to it. Never unloaded
+# (-z nodelete): OpenSSL's exit handler runs at exit with its code mapped.
+build/mldsatoken.so: $(MLDSATOKEN_SRC) $(wildcard tests/mldsatoken/*.h) $(OPENSSL_PQ)/.openssl-stamp
+	@mkdir -p build
+	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -I$(OPENSSL_PQ)/include -O2 -g -fPIC \
+		-fvisibility=hidden -shared $(CFLAGS) $(LDFLAGS) -o $@ $(MLDSATOKEN_SRC) \
+		$(OPENSSL_PQ)/lib/libcrypto.a -Wl,--exclude-libs,ALL -Wl,-z,nodelete -ldl -pthread
+
+build/mldsatoken-sign: tests/mldsatoken/sign_client.c tests/mldsatoken/pkcs11_v32.h
+	@mkdir -p build
+	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
 
 # Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md
 # and its charts (bench/charts/). BENCH_QUICK=1: a few modules, once each, into

@@ -2,7 +2,7 @@
 # Installs the Debian packages modsign builds and tests with, when missing,
 # by the names the running release has (Debian 12 bookworm, Debian 13
 # trixie). A second run installs nothing.
-# Usage: scripts/install-deps.sh [base|tokens|tpm|ock|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
+# Usage: scripts/install-deps.sh [base|tokens|tpm|ock|kernel|bench|fuzz|analyze|valgrind|deb|pq|<package>]...
 #        (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl,
 #           perl with Digest::SHA for make sbom, which perl-base lacks);
@@ -23,6 +23,8 @@
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
 #   deb     make deb (scripts/package-check.sh): dpkg-buildpackage with
 #           debhelper, lintian; the package's Build-Depends come with base
+#   pq      make pq-deps (scripts/openssl-pq.sh): OpenSSL >= 3.5 built from
+#           Debian's source package (dpkg-source, perl, xz) and sign-file 7.2
 #
 # The kernel's sign-file (the tests' oracle) comes from the linux-kbuild
 # package of the release's own kernel (linux-kbuild-6.1 on Debian 12,
@@ -42,6 +44,7 @@ fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
 deb="debhelper dpkg-dev fakeroot lintian"
+pq="dpkg-dev perl make gcc libc6-dev xz-utils apt util-linux"
 tokens="libnss3-tools p11-kit xxd"
 # make check runs the token tests: every group with base has them.
 base="$base $tokens"
@@ -116,6 +119,7 @@ for group in "$@"; do
 	analyze) pkgs="$pkgs $base $analyze" ;;
 	valgrind) pkgs="$pkgs $base $valgrind" ;;
 	deb) pkgs="$pkgs $base $deb" ;;
+	pq) pkgs="$pkgs $base $pq" ;;
 	tpm) pkgs="$pkgs $tpm" ;;
 	ock) pkgs="$pkgs $ock" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name
