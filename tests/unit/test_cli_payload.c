@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the one payload hasher (src/cli_payload.c) that signing,
+ * Unit tests for the one payload hasher (src/cli/payload.c) that signing,
  * re-signing and verify share: several digests in one streaming pass, from
  * the module's first byte whatever was read before (no caller resets a read
  * offset by hand), and a module shorter than the caller's length is a
@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/cli.h"
+#include "../../src/cli/payload.h"
+#include "../../src/cli/why.h"
 #include "test.h"
 
 /* Over two of the hasher's 256 KiB reads, and not a multiple of one. */
