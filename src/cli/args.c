@@ -11,18 +11,18 @@
 #include "../modfmt/modfmt.h"
 #include "../pkcs11/p11.h"
 #include "args.h"
+#include "listopt.h"
 #include "msg.h"
 
+/* Codes above the module-list options' (listopt.h). */
 enum {
-	OPT_HELP = 256,
+	OPT_HELP = 0x300,
 	OPT_VERSION,
 	OPT_APPEND,
 	OPT_FINAL_TRY,
-	OPT_FILES_FROM,
 	OPT_REPLACE,
 	OPT_SKIP_SIGNED,
 	OPT_TOKEN_TIMEOUT,
-	OPT_MAX_MODULE_SIZE,
 	OPT_KEY,
 };
 
@@ -31,16 +31,14 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "append", no_argument, NULL, OPT_APPEND },
 	{ "pin-final-try", no_argument, NULL, OPT_FINAL_TRY },
-	{ "files-from", required_argument, NULL, OPT_FILES_FROM },
 	{ "replace", no_argument, NULL, OPT_REPLACE },
 	{ "skip-signed", no_argument, NULL, OPT_SKIP_SIGNED },
 	{ "token-timeout", required_argument, NULL, OPT_TOKEN_TIMEOUT },
-	{ "max-module-size", required_argument, NULL, OPT_MAX_MODULE_SIZE },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "null", no_argument, NULL, '0' },
+	MS_LISTOPT_LONG,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -188,6 +186,25 @@ run_as_sign_file(const char *argv0)
 	return base != NULL && strcmp(base, "sign-file") == 0;
 }
 
+/* A module-list option (listopt.c), or a usage error in sign-file's words. */
+static int
+list_opt(struct ms_opts *o, int opt, const char *arg)
+{
+	ms_err err = ms_cli_list_opt(o, opt, arg);
+
+	if (err == MS_OK) {
+		return MS_EXIT_OK;
+	}
+	if (err == MS_E_NOSPACE) {
+		ms_cli_error(opt == 'r' ? "too many -r directories" :
+			     "too many --files-from lists");
+	} else if (err == MS_E_ARG) {
+		ms_cli_error("--max-module-size %s: want bytes from 1 to 2G-1 (K, M, G suffixes)",
+			     arg);
+	}
+	return usage();
+}
+
 ms_err
 ms_cli_key_add(struct ms_opts *o, const char *uri)
 {
@@ -226,7 +243,7 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	o->max_module_size = MS_ZMOD_LIMIT_DEFAULT;
 	opterr = 1;
 	for (;;) {
-		opt = getopt_long(argc, argv, "sdpkb0qvj:r:", long_opts, NULL);
+		opt = getopt_long(argc, argv, "sdpkbqvj:" MS_LISTOPT_SHORT, long_opts, NULL);
 		if (opt == -1) {
 			break;
 		}
@@ -247,9 +264,6 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 		case 'b':
 			o->bulk = true;
 			break;
-		case '0':
-			o->null_sep = true;
-			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -262,24 +276,9 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 				return usage();
 			}
 			break;
-		case 'r':
-			if (o->n_dirs == sizeof(o->dirs) / sizeof(o->dirs[0])) {
-				ms_cli_error("too many -r directories");
-				return usage();
-			}
-			o->dirs[o->n_dirs++] = optarg;
-			o->bulk = true;
-			break;
 		case OPT_TOKEN_TIMEOUT:
 			if (ms_cli_parse_uint(optarg, 0, 86400, &o->token_timeout) != MS_OK) {
 				ms_cli_error("--token-timeout %s: want seconds from 0 to 86400", optarg);
-				return usage();
-			}
-			break;
-		case OPT_MAX_MODULE_SIZE:
-			if (ms_mod_zlimit_parse(optarg, &o->max_module_size) != MS_OK) {
-				ms_cli_error("--max-module-size %s: want bytes from 1 to 2G-1 (K, M, G "
-					     "suffixes)", optarg);
 				return usage();
 			}
 			break;
@@ -287,14 +286,6 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 			if (ms_cli_key_add(o, optarg) != MS_OK) {
 				return usage();
 			}
-			break;
-		case OPT_FILES_FROM:
-			if (o->n_files_from == sizeof(o->files_from) / sizeof(o->files_from[0])) {
-				ms_cli_error("too many --files-from lists");
-				return usage();
-			}
-			o->files_from[o->n_files_from++] = optarg;
-			o->bulk = true;
 			break;
 		case OPT_APPEND:
 		case OPT_REPLACE:
@@ -317,7 +308,12 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 		case OPT_VERSION:
 			return ms_cli_version_print(stdout) == MS_EXIT_OK ? MS_EXIT_DONE : MS_EXIT_FAIL;
 		default:
-			return usage();
+			/* A module-list option; else getopt_long() said what is wrong. */
+			rc = list_opt(o, opt, optarg);
+			if (rc != MS_EXIT_OK) {
+				return rc;
+			}
+			break;
 		}
 	}
 	argc -= optind;

@@ -5,6 +5,7 @@
  * opened, its trailer judged and its PKCS#7 read and parsed.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,45 +14,24 @@
 #include "../pkcs11/p11.h"
 #include "args.h"
 #include "inspect.h"
+#include "listopt.h"
 #include "msg.h"
-#include "payload.h"
 #include "why.h"
 
-#define CERT_FILE_MAX (64 * 1024)
+/* Above the module-list options' codes (listopt.h). */
+enum {
+	OPT_JSON = 0x300,
+};
 
-/*
- * Whether argv[*@i] is the option @shrt or @lng, as "--name=value",
- * "--name value", "-xvalue" or "-x value". When it is, *@value is its value,
- * or NULL with *@missing set when none follows (*@i then stays).
- */
-static bool
-opt_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
-	  const char **value, bool *missing)
-{
-	const char *arg = argv[*i];
-	size_t n = lng != NULL ? strlen(lng) : 0;
+/* Every option of the three; a command drops those its @allowed lacks. */
+static const struct option all_long_opts[] = {
+	MS_LISTOPT_LONG,
+	{ "cert", required_argument, NULL, 'c' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+};
 
-	*value = NULL;
-	*missing = false;
-	if (lng != NULL && strncmp(arg, lng, n) == 0 && arg[n] == '=') {
-		*value = arg + n + 1;
-		return true;
-	}
-	if ((lng != NULL && strcmp(arg, lng) == 0) || (shrt != NULL && strcmp(arg, shrt) == 0)) {
-		if (*i + 1 >= argc) {
-			*missing = true;
-			return true;
-		}
-		*i += 1;
-		*value = argv[*i];
-		return true;
-	}
-	if (shrt != NULL && strncmp(arg, shrt, 2) == 0 && arg[2] != '\0') {
-		*value = arg + 2;
-		return true;
-	}
-	return false;
-}
+#define N_LONG_OPTS (sizeof(all_long_opts) / sizeof(all_long_opts[0]))
 
 /* "modsign: <what><text>", then the usage lines. */
 static int
@@ -62,106 +42,115 @@ usage_error(const char *usage, const char *what, const char *text)
 	return MS_EXIT_USAGE;
 }
 
-/* One option at argv[*i]: MS_EXIT_OK, MS_EXIT_USAGE, or 1 for "not an option we know". */
-static int
-one_option(int argc, char **argv, int *i, unsigned allowed, const char *usage,
-	   struct ms_inspect_args *a)
+/* Whether the option with getopt_long() code @val is one the command takes. */
+static bool
+is_allowed(int val, unsigned allowed)
 {
-	const char *opt = argv[*i], *v = NULL;
-	bool missing = false;
+	if (val == 'c') {
+		return (allowed & MS_INSPECT_OPT_CERT) != 0;
+	}
+	if (val == OPT_JSON) {
+		return (allowed & MS_INSPECT_OPT_JSON) != 0;
+	}
+	return true;
+}
 
-	if ((allowed & MS_INSPECT_OPT_CERT) != 0 &&
-	    opt_value(argc, argv, i, "-c", "--cert", &v, &missing)) {
-		if (missing) {
-			return usage_error(usage, opt, ": needs an argument");
-		}
+/*
+ * The option getopt_long() could not take, as the user typed it. optopt is
+ * the letter of a short option, 0 for an unknown long option and the code
+ * of a known one given a value it does not take: a long option is shown
+ * whole (the argument just behind optind), a short one by its letter.
+ */
+static void
+bad_option(char **argv, const char *shorts, char *out, size_t cap)
+{
+	const char *prev = optind > 0 ? argv[optind - 1] : "";
+
+	if (optopt == 0 || optopt > 0xff || strchr(shorts, optopt) != NULL) {
+		snprintf(out, cap, "%s", prev);
+	} else {
+		snprintf(out, cap, "-%c", optopt);
+	}
+}
+
+/* One option the command takes: MS_EXIT_OK, or MS_EXIT_USAGE after a message. */
+static int
+one_option(int opt, const char *arg, const char *usage, struct ms_inspect_args *a)
+{
+	ms_err err;
+
+	if (opt == 'c') {
 		if (a->n_certs == MS_INSPECT_CERTS_MAX) {
 			return usage_error(usage, "-c", ": too many certificates");
 		}
-		a->certs[a->n_certs++] = v;
+		a->certs[a->n_certs++] = arg;
 		return MS_EXIT_OK;
 	}
-	if (opt_value(argc, argv, i, "-r", NULL, &v, &missing)) {
-		if (missing) {
-			return usage_error(usage, opt, ": needs an argument");
-		}
-		if (a->list.n_dirs == sizeof(a->list.dirs) / sizeof(a->list.dirs[0])) {
-			return usage_error(usage, "-r", ": too many directories");
-		}
-		a->list.dirs[a->list.n_dirs++] = v;
-		return MS_EXIT_OK;
-	}
-	if (opt_value(argc, argv, i, NULL, "--max-module-size", &v, &missing)) {
-		if (missing) {
-			return usage_error(usage, opt, ": needs an argument");
-		}
-		if (ms_mod_zlimit_parse(v, &a->list.max_module_size) != MS_OK) {
-			return usage_error(usage, "--max-module-size ",
-					   "wants bytes from 1 to 2G-1 (K, M, G suffixes)");
-		}
-		return MS_EXIT_OK;
-	}
-	if (opt_value(argc, argv, i, NULL, "--files-from", &v, &missing)) {
-		if (missing) {
-			return usage_error(usage, opt, ": needs an argument");
-		}
-		if (a->list.n_files_from ==
-		    sizeof(a->list.files_from) / sizeof(a->list.files_from[0])) {
-			return usage_error(usage, "--files-from", ": too many lists");
-		}
-		a->list.files_from[a->list.n_files_from++] = v;
-		return MS_EXIT_OK;
-	}
-	if (strcmp(opt, "-0") == 0 || strcmp(opt, "--null") == 0) {
-		a->list.null_sep = true;
-		return MS_EXIT_OK;
-	}
-	if ((allowed & MS_INSPECT_OPT_JSON) != 0 && strcmp(opt, "--json") == 0) {
+	if (opt == OPT_JSON) {
 		a->json = true;
 		return MS_EXIT_OK;
 	}
-	return 1;
+	err = ms_cli_list_opt(&a->list, opt, arg);
+	if (err == MS_E_NOSPACE) {
+		return usage_error(usage, opt == 'r' ? "-r" : "--files-from",
+				   opt == 'r' ? ": too many directories" : ": too many lists");
+	}
+	if (err == MS_E_ARG) {
+		return usage_error(usage, "--max-module-size ",
+				   "wants bytes from 1 to 2G-1 (K, M, G suffixes)");
+	}
+	return err == MS_OK ? MS_EXIT_OK : usage_error(usage, "unknown option ", "?");
 }
 
 int
 ms_cli_inspect_args(int argc, char **argv, unsigned allowed, const char *usage,
 		    const char *help, struct ms_inspect_args *a)
 {
-	int i, w = 1, rc;
-	bool only_names = false;
+	struct option long_opts[N_LONG_OPTS + 1];
+	char shorts[16] = ":h" MS_LISTOPT_SHORT;
+	char bad[128];
+	size_t i, n = 0;
+	int opt, rc;
 
 	memset(a, 0, sizeof(*a));
+	memset(long_opts, 0, sizeof(long_opts));
 	a->list.max_module_size = MS_ZMOD_LIMIT_DEFAULT;
-	/*
-	 * Module names are gathered at the front of argv, after argv[0]: each
-	 * is moved to a slot already read (w <= i), so nothing is lost.
-	 */
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-
-		if (only_names || arg[0] != '-' || arg[1] == '\0') {
-			argv[w++] = argv[i];
-			continue;
+	for (i = 0; i < N_LONG_OPTS; i++) {
+		if (is_allowed(all_long_opts[i].val, allowed)) {
+			long_opts[n++] = all_long_opts[i];
 		}
-		if (strcmp(arg, "--") == 0) {
-			only_names = true;
-			continue;
+	}
+	if ((allowed & MS_INSPECT_OPT_CERT) != 0) {
+		strcat(shorts, "c:");
+	}
+	/* Module names may come before, between and after the options, as getopt permutes them. */
+	opterr = 0;
+	optind = 0;	/* 0, not 1: getopt_long() also forgets a half-read argument */
+	for (;;) {
+		opt = getopt_long(argc, argv, shorts, long_opts, NULL);
+		if (opt == -1) {
+			break;
 		}
-		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+		if (opt == 'h') {
 			fputs(usage, stdout);
 			fputs(help, stdout);
 			return MS_EXIT_DONE;
 		}
-		rc = one_option(argc, argv, &i, allowed, usage, a);
-		if (rc == 1) {
-			return usage_error(usage, "unknown option ", arg);
+		if (opt == ':') {
+			bad_option(argv, shorts, bad, sizeof(bad));
+			return usage_error(usage, bad, ": needs an argument");
 		}
+		if (opt == '?') {
+			bad_option(argv, shorts, bad, sizeof(bad));
+			return usage_error(usage, "unknown option ", bad);
+		}
+		rc = one_option(opt, optarg, usage, a);
 		if (rc != MS_EXIT_OK) {
 			return rc;
 		}
 	}
-	a->list.modules = argv + 1;
-	a->list.n_modules = (size_t)(w - 1);
+	a->list.modules = argv + optind;
+	a->list.n_modules = (size_t)(argc - optind);
 	if (a->list.n_modules == 0 && a->list.n_dirs == 0 && a->list.n_files_from == 0) {
 		return usage_error(usage, "no modules given", "");
 	}
