@@ -83,7 +83,7 @@ $(error LINK=$(LINK): say static or shared)
 endif
 
 LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c \
-                              src/signer/*.c src/agent/*.c src/agentd/*.c))
+                              src/signer/*.c src/agent/*.c src/agentd/*.c src/app/*.c))
 CLI_SRC  := $(sort $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))

@@ -18,6 +18,7 @@
 
 #include "../agent/agent.h"
 #include "../agentd/agentd.h"
+#include "../app/app.h"
 #include "../pkcs11/p11.h"
 #include "../signer/signer.h"
 #include "agent_proc.h"
@@ -27,7 +28,7 @@
 #include "job.h"
 #include "msg.h"
 #include "run.h"
-#include "tokens.h"
+#include "sink.h"
 #include "wake.h"
 
 enum {
@@ -243,10 +244,10 @@ static void
 on_drop(void *ctx, unsigned k, const char *why)
 {
 	const struct run *r = ctx;
-	const char *name = k < r->tokens->n ? r->tokens->name[k] : "a token";
 	char text[1500];
 
-	snprintf(text, sizeof(text), "%s dropped: %s; the other tokens sign on", name, why);
+	snprintf(text, sizeof(text), "%s dropped: %s; the other tokens sign on",
+		 ms_app_tokens_name(r->tokens, k), why);
 	ms_cli_warn("agent: %s", text);
 	if (ms_agent_audit_event(r->audit, "drop", NULL, r->key_name, text) != MS_OK) {
 		ms_cli_error("agent: --log: cannot write the audit line");
@@ -347,11 +348,8 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	r.key_name = key_name;
 	lc.on_drop = on_drop;
 	lc.ctx = &r;
-	err = ms_lanes_new(job->signer, &lc, &lanes);
 	/* --key: the other tokens' lanes behind the same pool, as in bulk mode. */
-	for (size_t k = 1; err == MS_OK && k < job->tokens.n; k++) {
-		err = ms_lanes_add(lanes, job->tokens.signer[k]);
-	}
+	err = ms_app_lanes_open(job->signer, &job->tokens, &lc, &lanes);
 	if (err != MS_OK) {
 		ms_cli_error("agent: %s", ms_err_str(err));
 		goto out;
@@ -457,7 +455,7 @@ out:
 	/* The key and its tokens are closed before --stop hears that it is done. */
 	ms_signer_free(job->signer);
 	job->signer = NULL;
-	ms_cli_tokens_close(&job->tokens);
+	ms_app_tokens_close(&job->tokens);
 	if (st.stop_fd >= 0) {
 		close(st.stop_fd);
 	}
@@ -478,8 +476,10 @@ static int
 agent_run(const struct agent_args *a, int ready_fd)
 {
 	struct ms_agent_audit *audit = NULL;
+	struct ms_app_key_cfg cfg;
 	struct ms_job job;
 	char why[1200];
+	bool is_agent = false;
 	int rc = MS_EXIT_FAIL;
 
 	memset(&job, 0, sizeof(job));
@@ -492,8 +492,9 @@ agent_run(const struct agent_args *a, int ready_fd)
 		goto out;
 	}
 	/* A wrong PIN, or a token of another key, stops here, before anything listens. */
-	if ((a->o.n_keys > 0 ? ms_cli_tokens_open(&a->o, NULL, &job.pin, &job.signer, &job.tokens) :
-	     ms_cli_key_open(&a->o, &job.pin, &job.signer)) != MS_OK) {
+	ms_cli_key_cfg(&a->o, NULL, &cfg);
+	if (ms_app_key_open(&cfg, NULL, ms_cli_sink(), ms_cli_pins(), &job.pin, &job.signer,
+			    &job.tokens, &is_agent) != MS_OK) {
 		ms_cli_agent_wipe_env_pin();
 		ms_cli_error("agent: not started");
 		goto out;

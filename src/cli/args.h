@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../app/app.h"
 #include "../common/ms_common.h"
 
 #define MS_EXIT_OK 0
@@ -28,9 +29,6 @@ enum ms_signed_policy {
 	MS_SIGNED_KBUILD,	/* run as "sign-file", no policy option: leave it if it
 				 * verifies with this cert and hash, else as --append */
 };
-
-/* Tokens holding one key in a run: <key> and at most 15 --key. */
-#define MS_TOKENS_MAX 16
 
 struct ms_opts {
 	bool raw_sig;		/* -s: append an existing detached PKCS#7 */

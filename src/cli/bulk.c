@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../app/app.h"
 #include "args.h"
 #include "dirs.h"
 #include "job.h"
@@ -305,9 +306,8 @@ static void
 on_drop(void *ctx, unsigned k, const char *why)
 {
 	struct run *r = ctx;
-	const char *name = k < r->job->tokens.n ? r->job->tokens.name[k] : "a token";
-
-	ms_cli_warn("%s dropped: %s; the other tokens sign the rest", name, why);
+	ms_cli_warn("%s dropped: %s; the other tokens sign the rest",
+		    ms_app_tokens_name(&r->job->tokens, k), why);
 }
 
 /* Names each lane whose signature has run past --token-timeout; how many. */
@@ -537,15 +537,11 @@ run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_n
 	r->single = !job->opts->bulk;
 	r->dest = r->single ? job->opts->dest : NULL;
 	r->state = calloc(list->n + 1, sizeof(*r->state));
-	if (r->state == NULL || ms_tmp_set_init(&r->tmps) != MS_OK ||
-	    (job->signer != NULL && ms_lanes_new(job->signer, &cfg, &r->pool) != MS_OK)) {
-		goto fail;
-	}
 	/* --key: the other tokens' lanes behind the same pool. */
-	for (size_t k = 1; r->pool != NULL && k < job->tokens.n; k++) {
-		if (ms_lanes_add(r->pool, job->tokens.signer[k]) != MS_OK) {
-			goto fail;
-		}
+	if (r->state == NULL || ms_tmp_set_init(&r->tmps) != MS_OK ||
+	    (job->signer != NULL &&
+	     ms_app_lanes_open(job->signer, &job->tokens, &cfg, &r->pool) != MS_OK)) {
+		goto fail;
 	}
 	if (ms_cli_wake_init(r->wake) != MS_OK) {
 		goto fail;

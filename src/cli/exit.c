@@ -10,7 +10,6 @@
 
 #include "exit.h"
 #include "job.h"
-#include "tokens.h"
 
 /*
  * A run stopped by a signal ends by that signal once it has cleaned up, so
@@ -30,7 +29,7 @@ void
 ms_cli_job_wipe(struct ms_job *job)
 {
 	ms_pin_clear(&job->pin);
-	ms_cli_tokens_wipe(&job->tokens);
+	ms_app_tokens_wipe(&job->tokens);
 }
 
 /*

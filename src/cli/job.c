@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The signing job's set-up, done once per run: hash, certificate, key (one
- * token login), the key-certificate check and the signer identifier.
+ * token login, src/app), the key-certificate check and the signer identifier.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../agent/agent.h"
 #include "../cms/pkcs7.h"
@@ -16,9 +15,7 @@
 #include "cert.h"
 #include "job.h"
 #include "msg.h"
-#include "p11msg.h"
-#include "pin.h"
-#include "tokens.h"
+#include "sink.h"
 #include "why.h"
 
 #define RAW_SIG_MAX (64 * 1024)
@@ -45,99 +42,6 @@ job_hash(struct ms_job *job, const char *arg)
 }
 
 static ms_err
-token_key(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
-{
-	struct ms_p11 *p11 = NULL;
-	char what[300];
-	unsigned flags = o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
-	ms_err err;
-
-	err = ms_p11_open(o->key, MS_P11_FOR_KEY, &p11);
-	if (err != MS_OK) {
-		ms_cli_p11_error("key", p11, err);
-		goto out;
-	}
-	if (ms_p11_needs_pin(p11)) {
-		snprintf(what, sizeof(what), "token '%s'", ms_p11_token_label(p11));
-		err = ms_cli_pin_get(ms_p11_uri_pin_value(p11), ms_p11_uri_pin_source(p11), what,
-				     pin);
-		if (err != MS_OK) {
-			goto out;
-		}
-	}
-	err = ms_p11_login(p11, pin->is_set ? pin : NULL, flags);
-	if (err != MS_OK) {
-		ms_cli_p11_login_error(NULL, p11, err, pin, o, "");
-		goto out;
-	}
-	err = ms_signer_token_new(p11, out);
-	if (err != MS_OK) {
-		ms_cli_p11_error("key", p11, err);
-		goto out;
-	}
-	/*
-	 * The PIN stays (locked in memory) until the caller wipes it: keys with
-	 * CKA_ALWAYS_AUTHENTICATE need it before each signature, and a lost
-	 * session is logged in again with it rather than by asking anew.
-	 */
-	p11 = NULL;	/* owned by the signer now */
-	if (o->bulk) {
-		err = ms_signer_token_add_lanes(*out, o->jobs);
-	}
-out:
-	ms_p11_close(p11);
-	return err;
-}
-
-static ms_err
-file_key(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
-{
-	char why[1400] = "";
-	const char *env = getenv("KBUILD_SIGN_PIN");
-	/* Each lane parses its own copy: an mbedTLS RSA context signs one at a time. */
-	unsigned lanes = !o->bulk ? 1 : o->jobs != 0 ? o->jobs : ms_cpu_count();
-	ms_err err;
-
-	/* As sign-file: KBUILD_SIGN_PIN is the passphrase of an encrypted key. */
-	if (env != NULL) {
-		err = ms_cli_pin_get(NULL, NULL, o->key, pin);
-		if (err != MS_OK) {
-			goto out;
-		}
-	}
-	err = ms_signer_keyfile_open(o->key, pin->is_set ? pin : NULL, lanes, out, why,
-				     sizeof(why));
-	if (err == MS_E_PIN && !pin->is_set && isatty(STDIN_FILENO)) {
-		/* First try had no passphrase at all: asking is not a retry. */
-		err = ms_cli_pin_get(NULL, NULL, o->key, pin);
-		if (err != MS_OK) {
-			goto out;
-		}
-		err = ms_signer_keyfile_open(o->key, pin, lanes, out, why, sizeof(why));
-	}
-	if (err != MS_OK) {
-		if (err == MS_E_PIN && !pin->is_set) {
-			ms_cli_error("%s (set KBUILD_SIGN_PIN to its passphrase)", why);
-		} else {
-			ms_cli_error("%s", why);
-		}
-	}
-out:
-	ms_pin_clear(pin);	/* a key file's passphrase is not needed again */
-	return err;
-}
-
-ms_err
-ms_cli_key_open(const struct ms_opts *o, struct ms_pin *pin, struct ms_signer **out)
-{
-	*out = NULL;
-	if (ms_p11_uri_is(o->key)) {
-		return token_key(o, pin, out);
-	}
-	return file_key(o, pin, out);
-}
-
-static ms_err
 job_match(struct ms_job *job, const struct ms_opts *o)
 {
 	char subject[256], key[MS_CLI_ARG_SHOW], x509[MS_CLI_ARG_SHOW];
@@ -159,39 +63,6 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 		ms_cli_error("checking key %s against certificate %s: %s", key, x509, why);
 	}
 	return err;
-}
-
-/*
- * Under `modsign agent` (MODSIGN_AGENT_SOCK set), the agent signs when it
- * holds this key; when it holds another, the key is opened here as usual.
- * An agent that cannot be reached is an error: never a silent login per
- * module. *@is_agent says whether the agent took the job.
- */
-static ms_err
-job_agent_key(struct ms_job *job, const struct ms_opts *o, bool *is_agent)
-{
-	const char *sock = getenv(MS_AGENT_ENV_SOCK);
-	char why[1400];
-	ms_err err;
-
-	*is_agent = false;
-	if (sock == NULL || sock[0] == '\0') {
-		return MS_OK;
-	}
-	err = ms_signer_agent_open(sock, o->key, o->bulk ? o->jobs : 1, o->token_timeout,
-				   &job->signer, why, sizeof(why));
-	if (err == MS_E_NOTFOUND) {
-		if (o->verbose) {
-			ms_cli_warn("%s; signing with the key directly", why);
-		}
-		return MS_OK;
-	}
-	if (err != MS_OK) {
-		ms_cli_error("%s; nothing signed", why);
-		return err;
-	}
-	*is_agent = true;
-	return MS_OK;
 }
 
 ms_err
@@ -223,6 +94,7 @@ ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
 ms_err
 ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 {
+	struct ms_app_key_cfg cfg;
 	char x509[MS_CLI_ARG_SHOW];
 	bool is_agent = false;
 	ms_err err;
@@ -264,27 +136,21 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 			return err;
 		}
 	}
-	err = job_agent_key(job, o, &is_agent);
+	/* Under `modsign agent` (MODSIGN_AGENT_SOCK set) the agent signs when it holds the key. */
+	ms_cli_key_cfg(o, getenv(MS_AGENT_ENV_SOCK), &cfg);
+	err = ms_app_key_open(&cfg, job->cert, ms_cli_sink(), ms_cli_pins(), &job->pin,
+			      &job->signer, &job->tokens, &is_agent);
 	if (err != MS_OK) {
 		return err;
 	}
-	if (!is_agent && o->n_keys > 0) {
-		/* Several tokens: each checked against the certificate as it opens. */
-		return ms_cli_tokens_open(o, job->cert, &job->pin, &job->signer, &job->tokens);
-	}
-	if (!is_agent) {
-		err = ms_cli_key_open(o, &job->pin, &job->signer);
-	}
-	if (err != MS_OK) {
-		return err;
-	}
-	return job_match(job, o);
+	/* Several tokens: each was checked against the certificate as it opened. */
+	return job->tokens.n > 0 ? MS_OK : job_match(job, o);
 }
 
 void
 ms_cli_job_close(struct ms_job *job)
 {
-	ms_cli_tokens_close(&job->tokens);
+	ms_app_tokens_close(&job->tokens);
 	ms_signer_free(job->signer);
 	job->signer = NULL;
 	ms_cms_cert_free(job->cert);

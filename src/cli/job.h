@@ -7,13 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../app/app.h"
 #include "../cms/cms.h"
 #include "../common/ms_common.h"
 #include "../modfmt/modfmt.h"
 #include "../signer/signer.h"
 #include "args.h"
 #include "cert.h"
-#include "tokens.h"
 
 /* Everything loaded once per run and shared by every module signed. */
 struct ms_job {
@@ -30,22 +30,11 @@ struct ms_job {
 	uint8_t *raw_cms;		/* -s: the signature to append, instead of a key */
 	size_t raw_cms_len;
 	struct ms_mod_zpool *zpool;	/* bulk: encoders of compressed modules, one per CPU */
-	struct ms_tokens tokens;	/* --key: every token holding the key */
+	struct ms_tokens tokens;	/* --key: every token holding the key (src/app) */
 	uint8_t sid[4096];	/* SignerIdentifier TLV, from the certificate */
 	size_t sid_len;
 	struct ms_pin pin;
 };
-
-/*
- * ms_cli_key_open() - open @o->key: a pkcs11: URI (one C_Login, the PIN
- * from the URI, KBUILD_SIGN_PIN or the terminal, left in @pin for lost
- * sessions: the caller wipes it, ms_pin_clear()) or a key file (its
- * passphrase from KBUILD_SIGN_PIN or the terminal, wiped before return).
- * With @o->bulk, as many lanes as -j (@o->jobs) asks, else one. Prints its
- * own error. *@out is the caller's (ms_signer_free()).
- */
-ms_err ms_cli_key_open(const struct ms_opts *o, struct ms_pin *pin,
-		       struct ms_signer **out) MS_MUST_CHECK;
 
 /*
  * ms_cli_job_open() - parse the hash name, load the certificate, open the

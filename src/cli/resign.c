@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../app/app.h"
 #include "../cms/pkcs7.h"
 #include "../modfmt/strip.h"
 #include "../pkcs11/p11.h"
@@ -17,25 +18,22 @@
 #include "job.h"
 #include "module.h"
 #include "msg.h"
-#include "payload.h"
 #include "why.h"
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
  * against one of @certs (and, when @want_hash is not 0, uses only that
  * digest): MS_OK yes, MS_E_MISMATCH no (@why says why), else an error.
+ * The check is `modsign verify`'s (ms_app_sig_verify()).
  */
 static ms_err
 verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 	      const struct ms_cms_cert *const *certs, size_t n_certs, enum ms_hash_alg want_hash,
 	      const char **why)
 {
+	struct ms_app_sig_check c;
 	struct ms_pkcs7 msg;
-	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
-	struct ms_pkcs7_signer_result res[MS_PKCS7_SIGNERS_MAX];
-	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
 	uint8_t *blob = malloc(l->sig_len);
-	size_t n_algs;
 	ms_err err = MS_E_NOMEM;
 
 	if (blob == NULL) {
@@ -45,25 +43,16 @@ verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 	if (err != MS_OK) {
 		goto out;
 	}
-	if (ms_pkcs7_parse(blob, l->sig_len, &msg, why) != MS_OK ||
-	    ms_pkcs7_check_module(&msg, why) != MS_OK) {
+	if (ms_pkcs7_parse(blob, l->sig_len, &msg, why) != MS_OK) {
 		err = MS_E_MISMATCH;
 		goto out;
 	}
-	n_algs = ms_pkcs7_digest_algs(&msg, algs, MS_PKCS7_SIGNERS_MAX);
-	for (size_t i = 0; want_hash != 0 && i < n_algs; i++) {
-		if (algs[i] != want_hash) {
-			*why = "signed with another hash";
-			err = MS_E_MISMATCH;
-			goto out;
-		}
+	err = ms_app_sig_verify(mf, l->payload_len, &msg, certs, n_certs, want_hash, &c);
+	if (c.why != NULL && c.why != c.why_buf) {
+		*why = c.why;	/* static: a rule, another hash, or the verifier's reason */
 	}
-	err = ms_cli_payload_digest(mf, l->payload_len, algs, n_algs, dg, NULL);
-	if (err != MS_OK) {
-		goto out;
-	}
-	err = ms_pkcs7_verify(&msg, dg, n_algs, certs, n_certs, res, why);
-	if (err != MS_OK && err != MS_E_IO && err != MS_E_NOMEM && err != MS_E_CHANGED) {
+	if (err != MS_OK && !c.at_hash && err != MS_E_IO && err != MS_E_NOMEM &&
+	    err != MS_E_CHANGED) {
 		err = MS_E_MISMATCH;
 	}
 out:

@@ -14,7 +14,6 @@
 #include "job.h"
 #include "module.h"
 #include "msg.h"
-#include "payload.h"
 #include "why.h"
 
 #define CMS_MAX (16 * 1024)
@@ -164,7 +163,7 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	if (job->raw_cms != NULL) {
 		return MS_OK;
 	}
-	err = ms_cli_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest, NULL);
+	err = ms_app_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest, NULL);
 	if (err != MS_OK) {
 		say_modfile(w->mf, path, err);
 	}

@@ -12,7 +12,6 @@
 #include "inspect.h"
 #include "list.h"
 #include "msg.h"
-#include "payload.h"
 #include "why.h"
 
 #define WHY_LEN 512

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * `modsign verify`: judge each module's appended signature by the kernel's
- * rules and verify every signer against the given certificates; one line
- * per module on stdout.
+ * rules and verify every signer against the given certificates
+ * (ms_app_sig_verify(), as signing judges a signed module); one line per
+ * module on stdout.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../app/app.h"
 #include "args.h"
 #include "cert.h"
 #include "commands.h"
@@ -15,7 +17,6 @@
 #include "job.h"
 #include "list.h"
 #include "msg.h"
-#include "payload.h"
 #include "why.h"
 
 #define WHY_LEN 512
@@ -59,28 +60,6 @@ say_fail(struct vjob *j, const char *path, const char *why)
 {
 	ms_cli_line(stdout, "FAIL %s: %s", path, why);
 	j->n_fail++;
-}
-
-/* Digest of every byte before the PKCS#7 blob, for each hash the signers use. */
-static ms_err
-hash_payload(struct ms_sigmod *m, struct ms_pkcs7_digest *dg, size_t *n_dg, char *why,
-	     size_t why_cap)
-{
-	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
-	size_t n = ms_pkcs7_digest_algs(&m->msg, algs, MS_PKCS7_SIGNERS_MAX);
-	size_t bad = 0;
-	ms_err err;
-
-	*n_dg = 0;
-	err = ms_cli_payload_digest(&m->mf, m->layout.payload_len, algs, n, dg, &bad);
-	if (err == MS_E_IO || err == MS_E_CHANGED) {
-		ms_cli_modfile_why(&m->mf, err, why, why_cap);
-	} else if (err != MS_OK) {
-		snprintf(why, why_cap, "cannot hash the module: %s", ms_err_str(err));
-	} else {
-		*n_dg = n;
-	}
-	return err;
 }
 
 /* The signer words of the OK line: each signer's name, joined by ", ". */
@@ -159,92 +138,65 @@ signer_why(const struct ms_pkcs7 *msg, const struct ms_pkcs7_signer_result *res,
 	snprintf(out, cap, "does not verify");
 }
 
-/*
- * Without -c: certificates the message carries are used to check the
- * signature math, never trusted. One that does not parse fails the module,
- * as it fails the kernel's pkcs7_extract_cert(); one with a key we do not
- * handle is left out.
- */
-static ms_err
-embedded_certs(const struct ms_pkcs7 *msg, struct ms_cms_cert **certs, size_t *n,
-	       char *why, size_t why_cap)
+/* The line of a module whose PKCS#7 parsed: OK, UNVERIFIED or FAIL. */
+static void
+check_signers(struct vjob *j, const char *path, struct ms_sigmod *m)
 {
+	const struct ms_cms_cert *const *certs = (const struct ms_cms_cert *const *)j->certs;
+	struct ms_app_sig_check c;
+	char why[WHY_LEN] = "", who[NAME_LEN * 2], algs[300];
 	size_t i;
 	ms_err err;
 
-	*n = 0;
-	for (i = 0; i < msg->n_certs; i++) {
-		err = ms_cms_cert_parse(msg->certs[i].p, msg->certs[i].len, &certs[*n]);
-		if (err == MS_E_UNSUPPORTED) {
-			continue;
-		}
-		if (err != MS_OK) {
-			snprintf(why, why_cap, "certificate %zu in the PKCS#7 does not parse",
-				 i + 1);
-			return err;
-		}
-		*n += 1;
+	err = ms_app_sig_verify(&m->mf, m->layout.payload_len, &m->msg, certs, j->n_certs, 0, &c);
+	if (c.at_rules) {
+		snprintf(why, sizeof(why), "PKCS#7: %s", c.why);
+		say_fail(j, path, why);
+		return;
 	}
-	return MS_OK;
-}
-
-static void
-check_signers(struct vjob *j, const char *path, struct ms_sigmod *m,
-	      const struct ms_pkcs7_digest *dg, size_t n_dg)
-{
-	struct ms_pkcs7_signer_result res[MS_PKCS7_SIGNERS_MAX];
-	struct ms_cms_cert *own[MS_PKCS7_CERTS_MAX] = { NULL };
-	const struct ms_cms_cert *const *certs = (const struct ms_cms_cert *const *)j->certs;
-	char why[WHY_LEN] = "", who[NAME_LEN * 2], algs[300];
-	size_t n_certs = j->n_certs, n_own = 0, i;
-	ms_err err;
-
-	if (j->n_certs == 0) {
-		if (embedded_certs(&m->msg, own, &n_own, why, sizeof(why)) != MS_OK) {
-			say_fail(j, path, why);
-			goto out;
+	if (c.at_hash) {
+		if (err == MS_E_IO || err == MS_E_CHANGED) {
+			ms_cli_modfile_why(&m->mf, err, why, sizeof(why));
+		} else {
+			snprintf(why, sizeof(why), "cannot hash the module: %s", ms_err_str(err));
 		}
-		certs = (const struct ms_cms_cert *const *)own;
-		n_certs = n_own;
+		say_fail(j, path, why);
+		return;
 	}
-	err = ms_pkcs7_verify(&m->msg, dg, n_dg, certs, n_certs, res, NULL);
+	if (err == MS_E_MALFORMED && c.why == c.why_buf) {
+		say_fail(j, path, c.why);	/* a certificate it carries does not parse */
+		return;
+	}
 	algs_text(&m->msg, algs, sizeof(algs));
 	if (err == MS_OK && j->n_certs > 0) {
-		names(&m->msg, res, who, sizeof(who));
+		names(&m->msg, c.res, who, sizeof(who));
 		ms_cli_line(stdout, "OK %s %s %s", path, who, algs);
 		j->n_ok++;
-		goto out;
+		return;
 	}
 	if (j->n_certs == 0 && (err == MS_OK || err == MS_E_NOTFOUND)) {
 		/* Only a signer whose carried certificate failed the math is an error. */
 		for (i = 0; i < m->msg.n_signers; i++) {
-			if (res[i].err != MS_OK && res[i].err != MS_E_NOTFOUND) {
-				err = res[i].err;
+			if (c.res[i].err != MS_OK && c.res[i].err != MS_E_NOTFOUND) {
+				err = c.res[i].err;
 			}
 		}
 		if (err == MS_OK || err == MS_E_NOTFOUND) {
 			names(&m->msg, NULL, who, sizeof(who));
 			ms_cli_line(stdout, "UNVERIFIED %s %s %s", path, who, algs);
 			j->n_unverified++;
-			goto out;
+			return;
 		}
 	}
-	signer_why(&m->msg, res, why, sizeof(why));
+	signer_why(&m->msg, c.res, why, sizeof(why));
 	say_fail(j, path, why);
-out:
-	for (i = 0; i < n_own; i++) {
-		ms_cms_cert_free(own[i]);
-	}
 }
 
 static void
 verify_one(struct vjob *j, const char *path)
 {
-	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
 	struct ms_sigmod m;
 	char why[WHY_LEN] = "";
-	const char *rule = NULL;
-	size_t n_dg = 0;
 	ms_err err;
 
 	err = ms_cli_sigmod_open(path, j->zlimit, &m, why, sizeof(why));
@@ -257,16 +209,7 @@ verify_one(struct vjob *j, const char *path)
 		say_fail(j, path, why);
 		goto out;
 	}
-	if (ms_pkcs7_check_module(&m.msg, &rule) != MS_OK) {
-		snprintf(why, sizeof(why), "PKCS#7: %s", rule);
-		say_fail(j, path, why);
-		goto out;
-	}
-	if (hash_payload(&m, dg, &n_dg, why, sizeof(why)) != MS_OK) {
-		say_fail(j, path, why);
-		goto out;
-	}
-	check_signers(j, path, &m, dg, n_dg);
+	check_signers(j, path, &m);
 out:
 	ms_cli_sigmod_clear(&m);
 	fflush(stdout);

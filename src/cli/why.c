@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "payload.h"
 #include "why.h"
 
 /* The library's wording (modfmt.h), under the names the CLI files know. */

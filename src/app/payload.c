@@ -2,21 +2,16 @@
 /*
  * What signing, re-signing and `verify` share about a module file: the
  * digests of its payload, hashed in one streaming pass through the module
- * reader, and the text of a module file's failure.
+ * reader.
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
-#include "payload.h"
+#include "app.h"
 
 #define READ_CHUNK (256 * 1024)
 
 ms_err
-ms_cli_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs,
+ms_app_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs,
 		      size_t n, struct ms_pkcs7_digest *out, size_t *bad_alg)
 {
 	struct ms_cms_digest *d[MS_PKCS7_SIGNERS_MAX] = { NULL };

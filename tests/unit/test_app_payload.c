@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the one payload hasher (src/cli/payload.c) that signing,
+ * Unit tests for the one payload hasher (src/app/payload.c) that signing,
  * re-signing and verify share: several digests in one streaming pass, from
  * the module's first byte whatever was read before (no caller resets a read
  * offset by hand), and a module shorter than the caller's length is a
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/cli/payload.h"
+#include "../../src/app/app.h"
 #include "../../src/cli/why.h"
 #include "test.h"
 
@@ -32,7 +32,7 @@ digest_of(enum ms_hash_alg alg, const uint8_t *p, size_t len, struct ms_pkcs7_di
 	ms_cms_digest_free(d);
 }
 
-MS_TEST(cli_payload_digest_one_pass_from_the_first_byte)
+MS_TEST(app_payload_digest_one_pass_from_the_first_byte)
 {
 	static const enum ms_hash_alg algs[] = { MS_HASH_SHA256, MS_HASH_SHA512, MS_HASH_SHA3_384 };
 	const size_t n = sizeof(algs) / sizeof(algs[0]);
@@ -57,7 +57,7 @@ MS_TEST(cli_payload_digest_one_pass_from_the_first_byte)
 		/* Bytes read before: the hasher starts from byte 0 all the same. */
 		CHECK_ERR(ms_modfile_read(&mf, skip, sizeof(skip), &n_read), MS_OK);
 		memset(got, 0, sizeof(got));
-		CHECK_ERR(ms_cli_payload_digest(&mf, lens[k], algs, n, got, NULL), MS_OK);
+		CHECK_ERR(ms_app_payload_digest(&mf, lens[k], algs, n, got, NULL), MS_OK);
 		for (size_t i = 0; i < n; i++) {
 			digest_of(algs[i], buf, (size_t)lens[k], &want);
 			CHECK_EQ(got[i].alg, algs[i]);
@@ -70,7 +70,7 @@ MS_TEST(cli_payload_digest_one_pass_from_the_first_byte)
 	{
 		char why[256];
 
-		CHECK_EQ(ms_cli_payload_digest(&mf, (uint64_t)PL_LEN + 1, algs, 1, got, NULL),
+		CHECK_EQ(ms_app_payload_digest(&mf, (uint64_t)PL_LEN + 1, algs, 1, got, NULL),
 			 MS_E_CHANGED);
 		ms_cli_modfile_why(&mf, MS_E_CHANGED, why, sizeof(why));
 		CHECK_STR_EQ(why, "changed while being read");

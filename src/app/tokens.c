@@ -10,6 +10,9 @@
  * that token has taken it do the others get it, all at once. So a mistyped
  * PIN costs one try on one card, not one on every card (cloned cards share
  * their PIN, and would otherwise lock together).
+ *
+ * One token takes the same path, its lines naming it "key" as a run with
+ * one key source does.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -18,17 +21,15 @@
 #include <sys/mman.h>
 
 #include "../pkcs11/p11.h"
-#include "args.h"
-#include "msg.h"
-#include "p11msg.h"
-#include "pin.h"
-#include "tokens.h"
+#include "app_internal.h"
 
 /* One token of the run, on its way through the phases below. */
 struct tok {
-	const struct ms_opts *o;
+	const struct ms_app_key_cfg *cfg;
+	const struct ms_app_sink *sink;
+	bool is_only;			/* the run's one token: lines say "key" */
 	const char *uri;
-	char shown[MS_CLI_ARG_SHOW];	/* the URI as messages show it (PIN hidden) */
+	char shown[512];	/* the URI as messages show it (PIN hidden) */
 	char name[MS_TOKEN_NAME];	/* "token 'label' (serial s)" once opened */
 	struct ms_p11 *p11;		/* ours until the signer takes it */
 	struct ms_signer *signer;
@@ -79,12 +80,13 @@ static void *
 open_one(void *arg)
 {
 	struct tok *t = arg;
-	char role[MS_CLI_ARG_SHOW + 8];
+	char role[sizeof(t->shown) + 8];
 
 	t->err = ms_p11_open(t->uri, MS_P11_FOR_KEY, &t->p11);
 	if (t->err != MS_OK) {
-		snprintf(role, sizeof(role), "key %s", t->shown);
-		ms_cli_p11_error(role, t->p11, t->err);
+		snprintf(role, sizeof(role), "key%s%s", t->is_only ? "" : " ",
+			 t->is_only ? "" : t->shown);
+		ms_app_p11_error(t->sink, role, t->p11, t->err);
 		return NULL;
 	}
 	snprintf(t->name, sizeof(t->name), "token '%s' (serial %s)", ms_p11_token_label(t->p11),
@@ -95,15 +97,16 @@ open_one(void *arg)
 static void
 login_one(struct tok *t)
 {
-	unsigned flags = t->o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
+	unsigned flags = t->cfg->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
 
 	t->err = ms_p11_login(t->p11, t->pin, flags);
 	if (t->err == MS_OK) {
 		t->is_logged_in = true;
 		return;
 	}
-	ms_cli_p11_login_error(t->name, t->p11, t->err, t->pin, t->o,
-			       "; no other token is offered it");
+	ms_app_p11_login_error(t->sink, t->is_only ? NULL : t->name, t->p11, t->err, t->pin,
+			       t->cfg->allow_final_try,
+			       t->is_only ? "" : "; no other token is offered it");
 }
 
 /*
@@ -115,17 +118,22 @@ static void *
 pin_check_one(void *arg)
 {
 	struct tok *t = arg;
-	unsigned flags = t->o->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
+	unsigned flags = t->cfg->allow_final_try ? MS_P11_LOGIN_ALLOW_FINAL_TRY : 0;
 
 	t->err = ms_p11_pin_check(t->p11, flags);
-	if (t->err == MS_E_PIN) {
-		ms_cli_error("%s (key %s): %s: refused; no token is offered a PIN%s", t->name,
-			     t->shown, ms_p11_last_fail(t->p11)->detail,
-			     ms_p11_pin_is_final_try(t->p11) && !t->o->allow_final_try &&
-			     !ms_p11_pin_is_locked(t->p11) ?
-			     " (--pin-final-try spends the last try)" : "");
+	if (t->err == MS_E_PIN && t->is_only) {
+		/* The line a refused login would give: no PIN was asked for. */
+		ms_app_p11_login_error(t->sink, NULL, t->p11, t->err, NULL,
+				       t->cfg->allow_final_try, "");
+	} else if (t->err == MS_E_PIN) {
+		ms_app_say(t->sink, MS_APP_SAY_ERROR, NULL,
+			   "%s (key %s): %s: refused; no token is offered a PIN%s", t->name,
+			   t->shown, ms_p11_last_fail(t->p11)->detail,
+			   ms_p11_pin_is_final_try(t->p11) && !t->cfg->allow_final_try &&
+			   !ms_p11_pin_is_locked(t->p11) ?
+			   " (--pin-final-try spends the last try)" : "");
 	} else if (t->err != MS_OK) {
-		ms_cli_p11_error(t->name, t->p11, t->err);
+		ms_app_p11_error(t->sink, t->is_only ? "key" : t->name, t->p11, t->err);
 	}
 	return NULL;
 }
@@ -164,14 +172,15 @@ finish_one(void *arg)
 	}
 	t->err = ms_signer_token_new(t->p11, &t->signer);
 	if (t->err != MS_OK) {
-		ms_cli_p11_error(t->name, t->p11, t->err);
+		ms_app_p11_error(t->sink, t->is_only ? "key" : t->name, t->p11, t->err);
 		return NULL;
 	}
 	t->p11 = NULL;	/* the signer's now */
 	if (t->want_lanes > 0) {
 		t->err = ms_signer_token_add_lanes(t->signer, t->want_lanes);
 		if (t->err != MS_OK) {
-			ms_cli_error("%s: cannot open its sessions: %s", t->name, ms_err_str(t->err));
+			ms_app_say(t->sink, MS_APP_SAY_ERROR, NULL, "%s: cannot open its sessions: %s",
+				   t->name, ms_err_str(t->err));
 			return NULL;
 		}
 	}
@@ -181,14 +190,15 @@ finish_one(void *arg)
 	t->err = ms_signer_match_cert(t->signer, t->cert);
 	if (t->err == MS_E_MISMATCH) {
 		ms_cms_cert_subject(t->cert, subject, sizeof(subject));
-		ms_cli_error("%s (key %s) holds another key than the certificate (%s): "
-			     "refused; modules signed with it would not load", t->name, t->shown,
-			     subject);
+		ms_app_say(t->sink, MS_APP_SAY_ERROR, NULL,
+			   "%s (key %s) holds another key than the certificate (%s): refused; "
+			   "modules signed with it would not load", t->name, t->shown, subject);
 	} else if (t->err != MS_OK) {
 		char why[1200];
 
 		ms_signer_describe(t->signer, 0, why, sizeof(why));
-		ms_cli_error("%s: checking its key against the certificate: %s", t->name, why);
+		ms_app_say(t->sink, MS_APP_SAY_ERROR, NULL,
+			   "%s: checking its key against the certificate: %s", t->name, why);
 	}
 	return NULL;
 }
@@ -231,11 +241,13 @@ same_source(const struct tok *a, const struct tok *b)
  * The first token of each source is marked to be offered it first.
  */
 static ms_err
-read_pins(struct tok *t, size_t n, struct ms_pin *main_pin, struct ms_pin *pins)
+read_pins(struct tok *t, size_t n, const struct ms_app_pins *provider, struct ms_pin *main_pin,
+	  struct ms_pin *pins)
 {
 	size_t n_pins = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		struct ms_app_pin_ask ask = { NULL, NULL, NULL, 0 };
 		char what[400];
 		size_t len = 0;
 		unsigned users = 0;
@@ -263,7 +275,14 @@ read_pins(struct tok *t, size_t n, struct ms_pin *main_pin, struct ms_pin *pins)
 			len += (size_t)k;
 		}
 		pin = same_source(&t[i], &t[0]) ? main_pin : &pins[n_pins++];
-		err = ms_cli_pin_get(t[i].pin_value, t[i].pin_source, what, pin);
+		if (t[i].is_only) {
+			/* As a run with one key source names it: its label alone. */
+			snprintf(what, sizeof(what), "token '%s'", ms_p11_token_label(t[i].p11));
+		}
+		ask.uri_value = t[i].pin_value;
+		ask.uri_source = t[i].pin_source;
+		ask.what = what;
+		err = provider->get(provider->ctx, &ask, pin);
 		if (err != MS_OK) {
 			return err;
 		}
@@ -285,7 +304,7 @@ read_pins(struct tok *t, size_t n, struct ms_pin *main_pin, struct ms_pin *pins)
 static void
 share_lanes(struct tok *t, size_t n)
 {
-	const struct ms_opts *o = t[0].o;
+	const struct ms_app_key_cfg *o = t[0].cfg;
 	unsigned total = o->jobs;
 	size_t n_share = n, k = 0;
 
@@ -319,8 +338,9 @@ check_distinct(const struct tok *t, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = i + 1; j < n; j++) {
 			if (ms_p11_same_token(t[i].p11, t[j].p11)) {
-				ms_cli_error("key %s and key %s name one token, %s: give each token "
-					     "once", t[i].shown, t[j].shown, t[i].name);
+				ms_app_say(t[i].sink, MS_APP_SAY_ERROR, NULL,
+					   "key %s and key %s name one token, %s: give each token "
+					   "once", t[i].shown, t[j].shown, t[i].name);
 				return MS_E_ARG;
 			}
 		}
@@ -336,14 +356,16 @@ check_same_key(const struct tok *t, size_t n)
 		ms_err err = ms_signer_match_key(t[i].signer, t[0].signer);
 
 		if (err == MS_E_MISMATCH) {
-			ms_cli_error("%s (key %s) holds another key than %s (key %s): refused",
-				     t[i].name, t[i].shown, t[0].name, t[0].shown);
+			ms_app_say(t[i].sink, MS_APP_SAY_ERROR, NULL,
+				   "%s (key %s) holds another key than %s (key %s): refused",
+				   t[i].name, t[i].shown, t[0].name, t[0].shown);
 			return err;
 		}
 		if (err != MS_OK) {
-			ms_cli_error("%s (key %s): cannot tell whether it holds the key of %s: the "
-				     "tokens do not show their public keys alike", t[i].name,
-				     t[i].shown, t[0].name);
+			ms_app_say(t[i].sink, MS_APP_SAY_ERROR, NULL,
+				   "%s (key %s): cannot tell whether it holds the key of %s: the "
+				   "tokens do not show their public keys alike", t[i].name,
+				   t[i].shown, t[0].name);
 			return err;
 		}
 	}
@@ -373,30 +395,37 @@ toks_clear(struct tok *t, size_t n)
 }
 
 ms_err
-ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cert, struct ms_pin *pin,
-		   struct ms_signer **main_out, struct ms_tokens *out)
+ms_app_tokens_open(const struct ms_app_key_cfg *cfg, const struct ms_cms_cert *cert,
+		   const struct ms_app_sink *sink, const struct ms_app_pins *pins,
+		   struct ms_pin *pin, struct ms_signer **main_out, struct ms_tokens *out)
 {
 	struct tok *t = NULL;
-	size_t n = 1 + o->n_keys;
+	size_t n = 1 + cfg->n_keys;
 	ms_err err = MS_E_NOMEM;
 
 	memset(out, 0, sizeof(*out));
 	*main_out = NULL;
-	if (o->n_keys == 0 || n > MS_TOKENS_MAX) {
+	if (n > MS_TOKENS_MAX || pins == NULL || pins->get == NULL) {
 		return MS_E_ARG;
 	}
 	t = calloc(n, sizeof(*t));
-	out->pins = calloc(MS_TOKENS_MAX, sizeof(*out->pins));
-	if (t == NULL || out->pins == NULL) {
-		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+	/* PINs of other sources than <key>'s: only with more than one token. */
+	out->pins = n > 1 ? calloc(MS_TOKENS_MAX, sizeof(*out->pins)) : NULL;
+	if (t == NULL || (n > 1 && out->pins == NULL)) {
+		ms_app_say(sink, MS_APP_SAY_ERROR, NULL, "%s", ms_err_str(MS_E_NOMEM));
 		goto out;
 	}
 	/* PINs stay in memory until the run ends (lost sessions): not in swap. */
-	(void)mlock(out->pins, MS_TOKENS_MAX * sizeof(*out->pins));
+	if (out->pins != NULL) {
+		(void)mlock(out->pins, MS_TOKENS_MAX * sizeof(*out->pins));
+	}
 	for (size_t i = 0; i < n; i++) {
-		t[i].o = o;
-		t[i].uri = i == 0 ? o->key : o->keys[i - 1];
-		t[i].cert = cert;
+		t[i].cfg = cfg;
+		t[i].sink = sink;
+		t[i].is_only = n == 1;
+		t[i].uri = i == 0 ? cfg->key : cfg->keys[i - 1];
+		/* One token's key is checked by the caller, with a line of its own. */
+		t[i].cert = n == 1 ? NULL : cert;
 		ms_p11_uri_redact(t[i].uri, t[i].shown, sizeof(t[i].shown));
 	}
 	run_phase(t, n, pick_all, open_one);
@@ -405,6 +434,7 @@ ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cert, stru
 		err = check_distinct(t, n);
 	}
 	if (err == MS_OK) {
+		/* Locked, on its last try: refused before any PIN is asked for. */
 		run_phase(t, n, pick_all, pin_check_one);
 		err = first_error(t, n);
 	}
@@ -418,7 +448,7 @@ ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cert, stru
 		t[i].pin_value = ms_p11_uri_pin_value(src->p11);
 		t[i].pin_source = ms_p11_uri_pin_source(src->p11);
 	}
-	err = read_pins(t, n, pin, out->pins);
+	err = read_pins(t, n, pins, pin, out->pins);
 	if (err != MS_OK) {
 		goto out;
 	}
@@ -438,28 +468,30 @@ ms_cli_tokens_open(const struct ms_opts *o, const struct ms_cms_cert *cert, stru
 	}
 	*main_out = t[0].signer;
 	t[0].signer = NULL;
-	out->signer[0] = *main_out;	/* borrowed: the caller frees it */
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0) {
-			out->signer[i] = t[i].signer;
-			t[i].signer = NULL;
+	if (n > 1) {
+		out->signer[0] = *main_out;	/* borrowed: the caller frees it */
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0) {
+				out->signer[i] = t[i].signer;
+				t[i].signer = NULL;
+			}
+			snprintf(out->name[i], sizeof(out->name[i]), "%s", t[i].name);
 		}
-		snprintf(out->name[i], sizeof(out->name[i]), "%s", t[i].name);
+		out->n = n;
 	}
-	out->n = n;
 out:
 	if (t != NULL) {
 		toks_clear(t, n);
 		free(t);
 	}
 	if (err != MS_OK) {
-		ms_cli_tokens_close(out);
+		ms_app_tokens_close(out);
 	}
 	return err;
 }
 
 void
-ms_cli_tokens_wipe(struct ms_tokens *t)
+ms_app_tokens_wipe(struct ms_tokens *t)
 {
 	for (size_t i = 0; t->pins != NULL && i < MS_TOKENS_MAX; i++) {
 		ms_pin_clear(&t->pins[i]);
@@ -467,13 +499,13 @@ ms_cli_tokens_wipe(struct ms_tokens *t)
 }
 
 void
-ms_cli_tokens_close(struct ms_tokens *t)
+ms_app_tokens_close(struct ms_tokens *t)
 {
 	for (size_t i = 1; i < t->n; i++) {
 		ms_signer_free(t->signer[i]);
 	}
 	if (t->pins != NULL) {
-		ms_cli_tokens_wipe(t);
+		ms_app_tokens_wipe(t);
 		(void)munlock(t->pins, MS_TOKENS_MAX * sizeof(*t->pins));
 		free(t->pins);
 	}
