@@ -302,7 +302,7 @@ endif
 # time; it fails if any target crashes (inputs saved in build/fuzz/crashes/).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text
+FUZZ_TARGETS ?= trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text mldsa
 FUZZ         := build/fuzz
 FUZZ_SAN     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=all
@@ -327,6 +327,7 @@ FUZZ_SRC_zstd              = $(FUZZ_SRC_xz)
 FUZZ_SRC_gzip              = $(FUZZ_SRC_xz)
 FUZZ_SRC_ecsig             = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_strip             = $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
+FUZZ_SRC_mldsa             = $(FUZZ_CMS) $(FUZZ_COMMON)
 
 # Clang warns about src/ in ways gcc does not: shown, not fatal, in this build.
 $(FUZZ)/obj/src/%.o: src/%.c

@@ -356,9 +356,100 @@ read_ids(struct ms_cms_cert *cert)
 void
 ms_cms_cert_der(const struct ms_cms_cert *cert, struct ms_span *der)
 {
+	if (cert->crt == NULL) {
+		der->p = cert->der;
+		der->len = cert->der_len;
+		return;
+	}
 	/* mbedTLS keeps the certificate's own DER bytes, a PEM input decoded. */
 	der->p = cert->crt->raw.p;
 	der->len = cert->crt->raw.len;
+}
+
+/*
+ * The DER of @p: a copy of it, or of its first PEM CERTIFICATE block, in
+ * *@der (malloc'd, the caller's). *@has_more: another block follows.
+ * Return: MS_OK, MS_E_MALFORMED, MS_E_NOMEM.
+ */
+static ms_err
+der_copy(const uint8_t *p, size_t len, uint8_t **der, size_t *der_len, bool *has_more)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	mbedtls_pem_context pem;
+	struct ms_span block = { NULL, 0 };
+	char *text = NULL;
+	size_t used = 0;
+	ms_err err = MS_E_MALFORMED;
+	int ret;
+
+	*der = NULL;
+	*has_more = false;
+	mbedtls_pem_init(&pem);
+	if (p[0] == DER_SEQUENCE) {
+		block.p = p;
+		block.len = len;
+	} else {
+		text = malloc(len + 1);
+		if (text == NULL) {
+			err = MS_E_NOMEM;
+			goto out;
+		}
+		memcpy(text, p, len);
+		text[len] = '\0';
+		ret = mbedtls_pem_read_buffer(&pem, begin, "-----END CERTIFICATE-----",
+					      (const unsigned char *)text, NULL, 0, &used);
+		if (ret != 0) {
+			err = (ret == MBEDTLS_ERR_PEM_ALLOC_FAILED) ? MS_E_NOMEM : MS_E_MALFORMED;
+			goto out;
+		}
+		block = ms_mbed_pem_buffer(&pem);
+		*has_more = strstr(text + used, begin) != NULL;
+	}
+	*der = malloc(block.len);
+	if (*der == NULL) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	memcpy(*der, block.p, block.len);
+	*der_len = block.len;
+	err = MS_OK;
+out:
+	mbedtls_pem_free(&pem);
+	free(text);
+	return err;
+}
+
+/*
+ * An ML-DSA certificate, which mbedTLS cannot parse, parsed by
+ * cert_mldsa.c into @cert. MS_E_UNSUPPORTED: not one, @cert untouched.
+ */
+static ms_err
+parse_mldsa(struct ms_cms_cert *cert, const uint8_t *p, size_t len)
+{
+	struct ms_cms_cert tmp;
+	uint8_t *der = NULL;
+	size_t der_len = 0;
+	bool has_more = false;
+	ms_err err;
+
+	err = der_copy(p, len, &der, &der_len, &has_more);
+	if (err != MS_OK) {
+		return (err == MS_E_NOMEM) ? err : MS_E_UNSUPPORTED;
+	}
+	memset(&tmp, 0, sizeof(tmp));
+	err = ms_cert_mldsa_parse(der, der_len, &tmp);
+	/* A PEM bundle is read by mbedTLS, which knows no ML-DSA key: one certificate only. */
+	if (err == MS_OK && has_more) {
+		err = MS_E_UNSUPPORTED;
+	}
+	if (err != MS_OK) {
+		free(der);
+		return err;
+	}
+	tmp.der = der;
+	tmp.der_len = der_len;
+	*cert = tmp;
+	return MS_OK;
 }
 
 ms_err
@@ -377,6 +468,18 @@ ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out)
 	cert = calloc(1, sizeof(*cert));
 	if (cert == NULL) {
 		return MS_E_NOMEM;
+	}
+	err = parse_mldsa(cert, p, len);
+	if (err == MS_OK) {
+		err = ms_cert_pub_load(cert);
+		if (err == MS_OK) {
+			*out = cert;
+			cert = NULL;
+		}
+		goto out;
+	}
+	if (err != MS_E_UNSUPPORTED) {
+		goto out;
 	}
 	cert->crt = calloc(1, sizeof(*cert->crt));
 	if (cert->crt == NULL) {
@@ -430,7 +533,9 @@ ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, si
 	 * certificate of its own, parsed again from its DER (crt->raw), so
 	 * that each is checked as a single one is.
 	 */
-	for (c = first->crt->next; c != NULL && c->raw.p != NULL; c = c->next) {
+	/* An ML-DSA certificate (no crt) comes alone: parse_mldsa(). */
+	for (c = first->crt != NULL ? first->crt->next : NULL; c != NULL && c->raw.p != NULL;
+	     c = c->next) {
 		if (n + 1 == cap) {
 			err = MS_E_NOSPACE;
 			goto out;
@@ -467,6 +572,7 @@ ms_cms_cert_free(struct ms_cms_cert *cert)
 		free(cert->crt);
 	}
 	ms_cert_pub_free(cert->pub);
+	free(cert->der);
 	free(cert);
 }
 
@@ -485,6 +591,12 @@ ms_cms_cert_key(const struct ms_cms_cert *cert, enum ms_key_type *type,
 	}
 }
 
+enum ms_mldsa_set
+ms_cms_cert_mldsa_set(const struct ms_cms_cert *cert)
+{
+	return (cert == NULL || cert->type != MS_KEY_MLDSA) ? MS_MLDSA_NONE : cert->mldsa;
+}
+
 bool
 ms_cms_cert_has_skid(const struct ms_cms_cert *cert)
 {
@@ -501,7 +613,13 @@ ms_cms_cert_subject(const struct ms_cms_cert *cert, char *out, size_t cap)
 	if (out == NULL || cap == 0) {
 		return;
 	}
-	if (cert == NULL || mbedtls_x509_dn_gets(tmp, sizeof(tmp), &cert->crt->subject) < 0) {
+	if (cert == NULL) {
+		text = "(subject not printable)";
+	} else if (cert->crt == NULL) {
+		if (ms_cms_name_text(cert->subject, tmp, sizeof(tmp)) != MS_OK) {
+			text = "(subject not printable)";
+		}
+	} else if (mbedtls_x509_dn_gets(tmp, sizeof(tmp), &cert->crt->subject) < 0) {
 		text = "(subject not printable)";
 	}
 	n = strnlen(text, cap - 1);

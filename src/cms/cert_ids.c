@@ -44,6 +44,8 @@ ms_cms_cert_subject_name(const struct ms_cms_cert *cert)
 	if (cert != NULL && cert->crt != NULL) {
 		name.p = cert->crt->subject_raw.p;
 		name.len = cert->crt->subject_raw.len;
+	} else if (cert != NULL) {
+		name = cert->subject;	/* ML-DSA: cert_mldsa.c */
 	}
 	return name;
 }

@@ -235,6 +235,27 @@ out:
 	return err;
 }
 
+/* An ML-DSA certificate against a SubjectPublicKeyInfo: the same set and key bytes. */
+static ms_err
+mldsa_cmp(const struct ms_cms_cert *cert, struct ms_span spki)
+{
+	enum ms_mldsa_set set = MS_MLDSA_NONE;
+	struct ms_span pk = { NULL, 0 };
+	ms_err err;
+
+	err = ms_cert_mldsa_spki(spki, &set, &pk);
+	if (err == MS_E_UNSUPPORTED) {
+		return MS_E_MISMATCH;	/* a key of another kind */
+	}
+	if (err != MS_OK) {
+		return err;
+	}
+	if (set != cert->mldsa || !ms_der_span_eq(pk, cert->mldsa_pk.p, cert->mldsa_pk.len)) {
+		return MS_E_MISMATCH;
+	}
+	return MS_OK;
+}
+
 ms_err
 ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spki, size_t spki_len)
 {
@@ -252,6 +273,10 @@ ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spki, size
 	if (spki == NULL || spki_len > MS_CMS_CERT_MAX ||
 	    ms_der_expect_only((struct ms_span){ spki, spki_len }, DER_SEQUENCE, &body) != MS_OK) {
 		err = MS_E_MALFORMED;
+		goto out;
+	}
+	if (cert->type == MS_KEY_MLDSA) {
+		err = mldsa_cmp(cert, (struct ms_span){ spki, spki_len });
 		goto out;
 	}
 	ret = mbedtls_pk_parse_public_key(&pk, spki, spki_len);

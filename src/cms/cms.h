@@ -29,6 +29,15 @@ enum ms_hash_alg {
 enum ms_key_type {
 	MS_KEY_RSA = 1,
 	MS_KEY_EC,
+	MS_KEY_MLDSA,		/* FIPS 204; the parameter set in enum ms_mldsa_set */
+};
+
+/* ML-DSA parameter sets (FIPS 204, 4): id-ml-dsa-44/65/87, 2.16.840.1.101.3.4.3.17-19. */
+enum ms_mldsa_set {
+	MS_MLDSA_NONE = 0,
+	MS_MLDSA_44,
+	MS_MLDSA_65,
+	MS_MLDSA_87,
 };
 
 enum ms_ec_curve {
@@ -108,8 +117,11 @@ struct ms_cms_cert;
 
 /**
  * ms_cms_cert_parse() - parse a DER or PEM certificate (untrusted input).
- * Return: MS_OK, MS_E_MALFORMED, MS_E_UNSUPPORTED (key neither RSA nor EC
- * P-256/384/521), MS_E_NOMEM. *@out is NULL on failure.
+ * ML-DSA certificates (RFC 9881), which mbedTLS cannot parse, are read by
+ * our own DER parser, one per input (not in a PEM bundle).
+ * Return: MS_OK, MS_E_MALFORMED, MS_E_UNSUPPORTED (key neither RSA, EC
+ * P-256/384/521 nor ML-DSA-44/65/87; an ML-DSA certificate in a PEM
+ * bundle), MS_E_NOMEM. *@out is NULL on failure.
  */
 ms_err ms_cms_cert_parse(const uint8_t *p, size_t len, struct ms_cms_cert **out) MS_MUST_CHECK;
 void ms_cms_cert_free(struct ms_cms_cert *cert);
@@ -131,6 +143,12 @@ ms_err ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **
  */
 void ms_cms_cert_key(const struct ms_cms_cert *cert, enum ms_key_type *type,
 		     enum ms_ec_curve *curve, size_t *bits);
+
+/**
+ * ms_cms_cert_mldsa_set() - the ML-DSA parameter set of the certificate's
+ * key; MS_MLDSA_NONE for any other key (and for NULL).
+ */
+enum ms_mldsa_set ms_cms_cert_mldsa_set(const struct ms_cms_cert *cert);
 
 /**
  * ms_cms_cert_der() - the certificate's DER encoding (a PEM input decoded),
@@ -180,6 +198,9 @@ ms_err ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spk
  * back passes here before it is written; `verify` and the check of a key
  * that exposes no public attributes use it too. Thread-safe: the key was
  * loaded when the certificate was parsed and is only read.
+ * An ML-DSA key verifies pure ML-DSA with the empty context over @tbs as
+ * the whole message (the module, or the DER of the signed attributes);
+ * @alg is not used then. For a message in pieces see ms_cms_mldsa_verify().
  * Return: MS_OK, MS_E_MISMATCH (does not verify), MS_E_ARG.
  */
 ms_err ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
@@ -201,19 +222,80 @@ struct ms_cms_signer {
 	enum ms_key_type key_type;
 	bool use_skid;		/* versions 3 and a [0] sid instead of 1 */
 	struct ms_span sid;	/* from ms_cms_signer_id_encode() */
-	struct ms_span sig;	/* from ms_cms_sig_encode() */
+	struct ms_span sig;	/* from ms_cms_sig_encode(); ML-DSA: the raw signature */
 };
+
+/**
+ * ms_cms_mldsa_attrs_encode() - the signed attributes sign-file 7.2 writes
+ * for an ML-DSA key under OpenSSL 3.5/3.6: the DER SET OF { contentType
+ * id-data, messageDigest @sha512 } (RFC 5652, 5.3 and 11), which is what
+ * the key signs (pure ML-DSA, empty context) and what
+ * ms_cms_signed_data_encode_mldsa() writes, as [0], in the SignerInfo.
+ * @sha512: the SHA-512 of the module, 64 bytes. @out NULL asks for the size.
+ * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE.
+ */
+ms_err ms_cms_mldsa_attrs_encode(const uint8_t *sha512, size_t sha512_len, uint8_t *out,
+				 size_t cap, size_t *out_len) MS_MUST_CHECK;
 
 /**
  * ms_cms_signed_data_encode() - the ContentInfo holding a detached SignedData
  * exactly as the kernel's sign-file emits it (OpenSSL CMS with NOCERTS,
  * DETACHED, BINARY, NOSMIMECAP, NOATTR): no certificates, no signed
  * attributes, digestAlgorithm without parameters, rsaEncryption with NULL
- * or ecdsa-with-SHA* without parameters. @out NULL asks for the size.
+ * or ecdsa-with-SHA* without parameters (ML-DSA: see
+ * ms_cms_signed_data_encode_mldsa()). @out NULL asks for the size.
  * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE, MS_E_INTERNAL.
  */
 ms_err ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
 				 size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_signed_data_encode_mldsa() - as ms_cms_signed_data_encode() for
+ * an ML-DSA signer (@s->key_type MS_KEY_MLDSA, RFC 9882): id-ml-dsa-@set
+ * without parameters, @s->sig the raw signature (the set's length). With
+ * @signed_attrs empty the signature is over the module itself (sign-file
+ * 7.2 with OpenSSL >= 4, what the kernel takes by default); else
+ * @signed_attrs is ms_cms_mldsa_attrs_encode()'s SET, written as [0], the
+ * signature is over it and @s->hash must be SHA-512 (sign-file 7.2 with
+ * OpenSSL 3.5/3.6; the kernel needs
+ * CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA).
+ * Return: MS_OK, MS_E_ARG, MS_E_NOSPACE, MS_E_INTERNAL.
+ */
+ms_err ms_cms_signed_data_encode_mldsa(const struct ms_cms_signer *s, enum ms_mldsa_set set,
+				       struct ms_span signed_attrs, uint8_t *out, size_t cap,
+				       size_t *out_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_mldsa_pk_len() - public key bytes of ML-DSA @set: 1312, 1952 or
+ * 2592 (FIPS 204, Table 2); 0 for a value outside the enum.
+ */
+size_t ms_cms_mldsa_pk_len(enum ms_mldsa_set set);
+
+/**
+ * ms_cms_mldsa_sig_len() - signature bytes of ML-DSA @set: 2420, 3309 or
+ * 4627; 0 for a value outside the enum.
+ */
+size_t ms_cms_mldsa_sig_len(enum ms_mldsa_set set);
+
+/**
+ * ms_cms_mldsa_verify() - ML-DSA.Verify (FIPS 204, Algorithm 3): pure
+ * ML-DSA of the message M, the concatenation of the @n_msg spans of @msg
+ * (none, or empty ones, for an empty message), under the context string
+ * @ctx (the kernel and sign-file use the empty one: NULL, 0). The message
+ * is hashed as it is read, so a module of any size is verified in place;
+ * nothing is copied or kept. Public data only: not constant-time.
+ * Thread-safe (no shared state).
+ * @pk, @pk_len: the public key, exactly ms_cms_mldsa_pk_len(@set) bytes.
+ * @sig, @sig_len: the signature; any length but the set's does not verify.
+ * Return: MS_OK (the signature verifies); MS_E_MISMATCH (it does not: wrong
+ * length, a hint encoding FIPS 204 refuses, z out of bounds, or the
+ * challenge differs); MS_E_MALFORMED (@pk_len is not the set's);
+ * MS_E_ARG (@set unknown, @ctx_len over 255, a NULL pointer with a
+ * length).
+ */
+ms_err ms_cms_mldsa_verify(enum ms_mldsa_set set, const uint8_t *pk, size_t pk_len,
+			   const uint8_t *ctx, size_t ctx_len, const struct ms_span *msg,
+			   size_t n_msg, const uint8_t *sig, size_t sig_len) MS_MUST_CHECK;
 
 /*
  * The strict DER reader (der_parse.c), for every parser of untrusted DER in

@@ -3,7 +3,8 @@
  * Streaming module digests through nettle (Debian's libnettle8): every hash
  * of hash.c, SHA-3 included. nettle's fat build picks the CPU's SHA
  * extensions for SHA-1 and SHA-256/224 at run time. The only file of src
- * that includes nettle's hash headers.
+ * that includes nettle's hash headers, but for keccak.c, which takes
+ * nettle's Keccak permutation for ML-DSA's SHAKE.
  */
 #include <stdlib.h>
 

@@ -36,9 +36,11 @@ struct ms_pkcs7_signer {
 	struct ms_span serial;		/* serialNumber INTEGER content bytes (ISSUER_SERIAL) */
 	struct ms_span skid;		/* SubjectKeyIdentifier octets (SKID) */
 	enum ms_hash_alg hash;		/* digestAlgorithm */
-	enum ms_key_type key_type;	/* rsaEncryption: RSA; ecdsa-with-*: EC */
+	enum ms_key_type key_type;	/* rsaEncryption: RSA; ecdsa-with-*: EC; id-ml-dsa-*: ML-DSA */
 	enum ms_hash_alg sig_hash;	/* the hash an ecdsa-with-* OID names; 0 for RSA */
+	enum ms_mldsa_set mldsa;	/* the set id-ml-dsa-* names; MS_MLDSA_NONE otherwise */
 	bool has_signed_attrs;		/* [0] (or the kernel's [2]) authenticatedAttributes */
+	struct ms_span signed_attrs;	/* their whole TLV as in the message; len 0 if none */
 	bool has_unsigned_attrs;
 	struct ms_span signature;	/* the signature OCTET STRING content */
 };
@@ -87,6 +89,16 @@ ms_err ms_pkcs7_parse(const uint8_t *p, size_t len, struct ms_pkcs7 *out,
 ms_err ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why) MS_MUST_CHECK;
 
 /**
+ * ms_pkcs7_check_module_mldsa_waiver() - ms_pkcs7_check_module() as a
+ * kernel with CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA applies it:
+ * signed attributes are taken when every signer is ML-DSA (what sign-file
+ * 7.2 writes with OpenSSL 3.5/3.6). ms_pkcs7_verify() checks them.
+ * Return: MS_OK, MS_E_MALFORMED with a static reason in *@why (may be NULL).
+ */
+ms_err ms_pkcs7_check_module_mldsa_waiver(const struct ms_pkcs7 *msg,
+					  const char **why) MS_MUST_CHECK;
+
+/**
  * ms_pkcs7_parse_module() - ms_pkcs7_parse() then ms_pkcs7_check_module():
  * whether @p, @len is a PKCS#7 the kernel takes as a module signature in
  * form (the signatures are not checked). What `-s` appends, judged with
@@ -98,7 +110,7 @@ ms_err ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why) MS_MU
 ms_err ms_pkcs7_parse_module(const uint8_t *p, size_t len, struct ms_pkcs7 *out,
 			     const char **why) MS_MUST_CHECK;
 
-/** ms_pkcs7_sig_alg_name() - "rsa" or "ecdsa", as the kernel names them. */
+/** ms_pkcs7_sig_alg_name() - "rsa", "ecdsa" or "ml-dsa", as the kernel names them. */
 const char *ms_pkcs7_sig_alg_name(enum ms_key_type type);
 
 /* One digest of the module payload (every byte before the PKCS#7 blob). */
@@ -133,6 +145,22 @@ struct ms_pkcs7_signer_result {
 ms_err ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digests,
 		       size_t n_digests, const struct ms_cms_cert *const *certs, size_t n_certs,
 		       struct ms_pkcs7_signer_result *res, const char **why) MS_MUST_CHECK;
+
+/**
+ * ms_pkcs7_verify_payload() - ms_pkcs7_verify() also given the payload
+ * itself (@payload, @n_payload spans, concatenated; not copied), which an
+ * ML-DSA signer without signed attributes signs (the kernel's
+ * algo_takes_data, hash "none"). ML-DSA with signed attributes: their
+ * messageDigest must equal the payload's SHA-512 in @digests, contentType
+ * be id-data, and the signature cover their DER as a SET OF; ms_pkcs7_verify()
+ * checks those without the payload. An ML-DSA signer without signed
+ * attributes and no payload given fails with MS_E_ARG.
+ * Return: as ms_pkcs7_verify().
+ */
+ms_err ms_pkcs7_verify_payload(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digests,
+			       size_t n_digests, const struct ms_span *payload, size_t n_payload,
+			       const struct ms_cms_cert *const *certs, size_t n_certs,
+			       struct ms_pkcs7_signer_result *res, const char **why) MS_MUST_CHECK;
 
 /**
  * ms_pkcs7_digest_algs() - the distinct digest algorithms of @msg's signers,

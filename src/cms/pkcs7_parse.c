@@ -145,11 +145,19 @@ version_get(struct ms_span *in, unsigned int *version)
 
 /* ---- SignerInfo ---- */
 
-/* rsaEncryption, or ecdsa-with-<hash> (pkcs7_sig_note_pkey_algo()). */
+/* rsaEncryption, ecdsa-with-<hash> or id-ml-dsa-* (pkcs7_sig_note_pkey_algo()). */
 static bool
-sig_alg_from_oid(struct ms_span oid, enum ms_key_type *type, enum ms_hash_alg *sig_hash)
+sig_alg_from_oid(struct ms_span oid, enum ms_key_type *type, enum ms_hash_alg *sig_hash,
+		 enum ms_mldsa_set *mldsa)
 {
 	int i;
+
+	*mldsa = ms_mldsa_set_of_oid(oid);
+	if (*mldsa != MS_MLDSA_NONE) {
+		*type = MS_KEY_MLDSA;
+		*sig_hash = (enum ms_hash_alg)0;
+		return true;
+	}
 
 	if (oid_is_alg(oid, ms_alg_rsa_encryption, sizeof(ms_alg_rsa_encryption))) {
 		*type = MS_KEY_RSA;
@@ -269,7 +277,7 @@ check_attrs(struct ms_span list)
 static ms_err
 get_signed_attrs(struct ms_span *si, struct ms_pkcs7_signer *s, const char **why)
 {
-	struct ms_span body = { NULL, 0 }, seq = { NULL, 0 };
+	struct ms_span body = { NULL, 0 }, seq = { NULL, 0 }, before = *si;
 	uint8_t tag = peek(si);
 	ms_err err;
 
@@ -277,6 +285,8 @@ get_signed_attrs(struct ms_span *si, struct ms_pkcs7_signer *s, const char **why
 		return MS_OK;
 	}
 	err = ms_der_expect(si, tag, &body);
+	s->signed_attrs.p = before.p;
+	s->signed_attrs.len = before.len - si->len;
 	if (err == MS_OK && tag == DER_CTX2_CONS) {
 		err = ms_der_expect_only(body, DER_SEQUENCE, &seq);
 		body = seq;
@@ -353,13 +363,21 @@ get_signature(struct ms_span *si, struct ms_pkcs7_signer *s, const char **why)
 	if (alg_id_get(si, &oid) != MS_OK) {
 		return fail(why, MS_E_MALFORMED, "bad signatureAlgorithm in SignerInfo");
 	}
-	if (!sig_alg_from_oid(oid, &s->key_type, &s->sig_hash)) {
+	if (!sig_alg_from_oid(oid, &s->key_type, &s->sig_hash, &s->mldsa)) {
 		return fail(why, MS_E_UNSUPPORTED,
 			    "signature algorithm is not one the kernel "
-			    "verifies (rsaEncryption, ecdsa-with-*)");
+			    "verifies (rsaEncryption, ecdsa-with-*, id-ml-dsa-*)");
 	}
 	if (ms_der_expect(si, DER_OCTET_STRING, &s->signature) != MS_OK) {
 		return fail(why, MS_E_MALFORMED, "bad signature in SignerInfo");
+	}
+	/* ML-DSA signatures are raw and of one length per set (FIPS 204, Table 2). */
+	if (s->key_type == MS_KEY_MLDSA) {
+		if (s->signature.len != ms_cms_mldsa_sig_len(s->mldsa)) {
+			return fail(why, MS_E_MALFORMED,
+				    "ML-DSA signature is not its parameter set's length");
+		}
+		return MS_OK;
 	}
 	if (s->signature.len == 0 || s->signature.len > MS_SIG_MAX) {
 		return fail(why, MS_E_MALFORMED, "signature empty or longer than 2048 bytes");
@@ -398,6 +416,12 @@ signer_parse(struct ms_span si, unsigned int sd_version, struct ms_pkcs7_signer 
 	}
 	if (err == MS_OK && si.len != 0) {
 		err = fail(why, MS_E_MALFORMED, "bytes after the end of a SignerInfo");
+	}
+	/* public_key.c: ML-DSA over signed attributes takes their SHA-512 only. */
+	if (err == MS_OK && s->key_type == MS_KEY_MLDSA && s->has_signed_attrs &&
+	    s->hash != MS_HASH_SHA512) {
+		err = fail(why, MS_E_UNSUPPORTED,
+			   "ML-DSA with signed attributes and a digest other than SHA-512");
 	}
 	return err;
 }
@@ -622,9 +646,10 @@ ms_pkcs7_parse(const uint8_t *p, size_t len, struct ms_pkcs7 *out, const char **
  * kernel/module/signing.c mod_verify_sig() -> verify_pkcs7_signature()
  * (certs/system_keyring.c) -> pkcs7_verify(VERIFYING_MODULE_SIGNATURE).
  */
-ms_err
-ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why)
+static ms_err
+check_module(const struct ms_pkcs7 *msg, bool waive_mldsa, const char **why)
 {
+	bool all_mldsa = true;
 	size_t i;
 
 	if (why != NULL) {
@@ -640,14 +665,33 @@ ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why)
 		return fail(why, MS_E_MALFORMED, "not detached: the PKCS#7 carries its content");
 	}
 	for (i = 0; i < msg->n_signers; i++) {
-		if (msg->signers[i].has_signed_attrs) {
-			return fail(why, MS_E_MALFORMED, "has signed attributes (authattrs)");
+		all_mldsa = all_mldsa && msg->signers[i].key_type == MS_KEY_MLDSA;
+	}
+	for (i = 0; i < msg->n_signers; i++) {
+		if (!msg->signers[i].has_signed_attrs || (waive_mldsa && all_mldsa)) {
+			continue;
 		}
+		return fail(why, MS_E_MALFORMED, all_mldsa ?
+			    "has signed attributes (authattrs): only a kernel with "
+			    "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA takes them" :
+			    "has signed attributes (authattrs)");
 	}
 	if (msg->n_signers == 0) {
 		return fail(why, MS_E_MALFORMED, "no SignerInfo");
 	}
 	return MS_OK;
+}
+
+ms_err
+ms_pkcs7_check_module(const struct ms_pkcs7 *msg, const char **why)
+{
+	return check_module(msg, false, why);
+}
+
+ms_err
+ms_pkcs7_check_module_mldsa_waiver(const struct ms_pkcs7 *msg, const char **why)
+{
+	return check_module(msg, true, why);
 }
 
 ms_err
@@ -670,6 +714,8 @@ ms_pkcs7_sig_alg_name(enum ms_key_type type)
 		return "rsa";
 	case MS_KEY_EC:
 		return "ecdsa";
+	case MS_KEY_MLDSA:
+		return "ml-dsa";
 	}
 	return "unknown";
 }

@@ -198,9 +198,10 @@ verify_ec(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *dg,
 	return MS_OK;
 }
 
-static ms_err
-verify_one(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *digests,
-	   size_t n_digests, const struct ms_cms_cert *cert, const char **why)
+/* The payload's digest of the signer's hash, or NULL. */
+static const struct ms_pkcs7_digest *
+digest_of(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *digests,
+	  size_t n_digests)
 {
 	const struct ms_pkcs7_digest *dg = NULL;
 	size_t i;
@@ -211,15 +212,107 @@ verify_one(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *digest
 		}
 	}
 	if (dg == NULL || dg->len != ms_cms_hash_size(s->hash)) {
-		*why = "no digest of the module for the signer's hash";
-		return MS_E_ARG;
+		return NULL;
 	}
+	return dg;
+}
+
+/*
+ * ML-DSA (the kernel's public_key.c, algo_takes_data): without signed
+ * attributes over the payload itself; with them over their DER as a SET
+ * OF (RFC 5652, 5.4: the [0] tag read as SET), their messageDigest being
+ * the payload's SHA-512. Pure ML-DSA, empty context, both ways.
+ */
+static ms_err
+verify_mldsa(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *digests,
+	     size_t n_digests, const struct ms_span *payload, size_t n_payload,
+	     const struct ms_cms_cert *cert, const char **why)
+{
+	static const uint8_t set_tag = DER_SET;
+	const struct ms_pkcs7_digest *dg = NULL;
+	struct ms_span attrs = { NULL, 0 }, md = { NULL, 0 }, msg[2];
+	uint8_t tag = 0;
+	ms_err err;
+
+	if (cert->mldsa != s->mldsa) {
+		*why = "the certificate's ML-DSA parameter set is not the signature's";
+		return MS_E_UNSUPPORTED;
+	}
+	if (!s->has_signed_attrs) {
+		if (payload == NULL) {
+			*why = "ML-DSA without signed attributes signs the module itself, "
+			       "which was not given";
+			return MS_E_ARG;
+		}
+		err = ms_cms_mldsa_verify(cert->mldsa, cert->mldsa_pk.p, cert->mldsa_pk.len, NULL, 0,
+					  payload, n_payload, s->signature.p, s->signature.len);
+	} else {
+		dg = digest_of(s, digests, n_digests);
+		if (dg == NULL) {
+			*why = "no digest of the module for the signer's hash";
+			return MS_E_ARG;
+		}
+		attrs = s->signed_attrs;
+		if (ms_der_get(&attrs, &tag, &md) != MS_OK || tag != DER_CTX0_CONS) {
+			*why = "ML-DSA signed attributes not in the [0] IMPLICIT SET form";
+			return MS_E_UNSUPPORTED;
+		}
+		err = ms_mldsa_attrs_read(md, &md, why);
+		if (err != MS_OK) {
+			return err;
+		}
+		if (!ms_der_span_eq(md, dg->d, dg->len)) {
+			*why = "the messageDigest attribute is not the module's digest: "
+			       "the module changed";
+			return MS_E_MISMATCH;
+		}
+		msg[0] = (struct ms_span){ &set_tag, 1 };
+		msg[1] = (struct ms_span){ s->signed_attrs.p + 1, s->signed_attrs.len - 1 };
+		err = ms_cms_mldsa_verify(cert->mldsa, cert->mldsa_pk.p, cert->mldsa_pk.len, NULL, 0,
+					  msg, 2, s->signature.p, s->signature.len);
+	}
+	if (err != MS_OK) {
+		*why = "ML-DSA signature does not verify: the module changed, the signature "
+		       "is damaged, or another key signed it";
+		return MS_E_MISMATCH;
+	}
+	return MS_OK;
+}
+
+/* Why a key of @key cannot check a signature of @sig (the two differ). */
+static const char *
+type_mismatch_why(enum ms_key_type key, enum ms_key_type sig)
+{
+	if (key == MS_KEY_RSA) {
+		return sig == MS_KEY_EC ? "the certificate's key is RSA but the signature is ECDSA" :
+		       "the certificate's key is RSA but the signature is ML-DSA";
+	}
+	if (key == MS_KEY_EC) {
+		return sig == MS_KEY_RSA ? "the certificate's key is EC but the signature is RSA" :
+		       "the certificate's key is EC but the signature is ML-DSA";
+	}
+	return "the certificate's key is ML-DSA but the signature is not";
+}
+
+static ms_err
+verify_one(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *digests,
+	   size_t n_digests, const struct ms_span *payload, size_t n_payload,
+	   const struct ms_cms_cert *cert, const char **why)
+{
+	const struct ms_pkcs7_digest *dg = NULL;
+
 	/* public_key_verify_signature(): the key's algorithm must be the signature's. */
 	if (cert->type != s->key_type) {
-		*why = cert->type == MS_KEY_RSA ?
-			"the certificate's key is RSA but the signature is ECDSA" :
-			"the certificate's key is EC but the signature is RSA";
+		*why = type_mismatch_why(cert->type, s->key_type);
 		return MS_E_UNSUPPORTED;
+	}
+	if (s->key_type == MS_KEY_MLDSA) {
+		return verify_mldsa(s, digests, n_digests, payload, n_payload, cert, why);
+	}
+	dg = digest_of(s, digests, n_digests);
+	if (dg == NULL) {
+		*why = "no digest of the module for the signer's hash";
+		return MS_E_ARG;
 	}
 	if (s->key_type == MS_KEY_RSA) {
 		return verify_rsa(s, dg, cert, why);
@@ -228,9 +321,10 @@ verify_one(const struct ms_pkcs7_signer *s, const struct ms_pkcs7_digest *digest
 }
 
 ms_err
-ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digests,
-		size_t n_digests, const struct ms_cms_cert *const *certs, size_t n_certs,
-		struct ms_pkcs7_signer_result *res, const char **why)
+ms_pkcs7_verify_payload(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digests,
+			size_t n_digests, const struct ms_span *payload, size_t n_payload,
+			const struct ms_cms_cert *const *certs, size_t n_certs,
+			struct ms_pkcs7_signer_result *res, const char **why)
 {
 	ms_err first = MS_OK;
 	size_t i, j;
@@ -239,7 +333,8 @@ ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digest
 		*why = NULL;
 	}
 	if (msg == NULL || res == NULL || (digests == NULL && n_digests != 0) ||
-	    (certs == NULL && n_certs != 0) || msg->n_signers == 0 ||
+	    (certs == NULL && n_certs != 0) || (payload == NULL && n_payload != 0) ||
+	    msg->n_signers == 0 ||
 	    msg->n_signers > MS_PKCS7_SIGNERS_MAX) {
 		if (why != NULL) {
 			*why = "nothing to verify";
@@ -262,7 +357,8 @@ ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digest
 		}
 		if (r->cert != NULL) {
 			r->why = NULL;
-			r->err = verify_one(s, digests, n_digests, r->cert, &r->why);
+			r->err = verify_one(s, digests, n_digests, payload, n_payload, r->cert,
+					    &r->why);
 		}
 		if (r->err != MS_OK && first == MS_OK) {
 			first = r->err;
@@ -272,4 +368,13 @@ ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digest
 		}
 	}
 	return first;
+}
+
+ms_err
+ms_pkcs7_verify(const struct ms_pkcs7 *msg, const struct ms_pkcs7_digest *digests,
+		size_t n_digests, const struct ms_cms_cert *const *certs, size_t n_certs,
+		struct ms_pkcs7_signer_result *res, const char **why)
+{
+	return ms_pkcs7_verify_payload(msg, digests, n_digests, NULL, 0, certs, n_certs, res,
+				       why);
 }

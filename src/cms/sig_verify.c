@@ -29,9 +29,11 @@
 
 struct ms_cert_pub {
 	enum ms_key_type type;
-	size_t sig_len;			/* RSA: modulus bytes; EC: r||s bytes */
+	size_t sig_len;			/* RSA: modulus bytes; EC: r||s bytes; ML-DSA: the set's */
 	struct rsa_public_key rsa;	/* RSA */
 	struct ecc_point q;		/* EC */
+	enum ms_mldsa_set mldsa;	/* ML-DSA */
+	struct ms_span mldsa_pk;	/* ML-DSA: points into the certificate's DER */
 };
 
 static const struct ecc_curve *
@@ -124,7 +126,16 @@ ms_cert_pub_load(struct ms_cms_cert *cert)
 	if (pub == NULL) {
 		return MS_E_NOMEM;
 	}
-	err = cert->type == MS_KEY_RSA ? load_rsa(cert, pub) : load_ec(cert, pub);
+	if (cert->type == MS_KEY_MLDSA) {
+		/* cert_mldsa.c checked the key's length; any 10-bit t1 is a key. */
+		pub->type = MS_KEY_MLDSA;
+		pub->mldsa = cert->mldsa;
+		pub->mldsa_pk = cert->mldsa_pk;
+		pub->sig_len = ms_cms_mldsa_sig_len(cert->mldsa);
+		err = (pub->sig_len == 0) ? MS_E_UNSUPPORTED : MS_OK;
+	} else {
+		err = cert->type == MS_KEY_RSA ? load_rsa(cert, pub) : load_ec(cert, pub);
+	}
 	if (err != MS_OK && pub->type == 0) {
 		free(pub);
 		return err;
@@ -195,8 +206,17 @@ ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
 		   const uint8_t *sig, size_t sig_len)
 {
 	const struct ms_hash_info *h = ms_hash_info(alg);
+	struct ms_span msg = { tbs, tbs_len };
 
-	if (cert == NULL || cert->pub == NULL || tbs == NULL || sig == NULL || h == NULL) {
+	if (cert == NULL || cert->pub == NULL || tbs == NULL || sig == NULL) {
+		return MS_E_ARG;
+	}
+	/* Pure ML-DSA signs the message itself, with the empty context (FIPS 204, 5.2). */
+	if (cert->type == MS_KEY_MLDSA) {
+		return ms_cms_mldsa_verify(cert->pub->mldsa, cert->pub->mldsa_pk.p,
+					   cert->pub->mldsa_pk.len, NULL, 0, &msg, 1, sig, sig_len);
+	}
+	if (h == NULL) {
 		return MS_E_ARG;
 	}
 	/* @tbs must be as long as ms_cms_tbs_encode() makes it for this key. */

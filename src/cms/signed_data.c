@@ -2,7 +2,8 @@
 /*
  * The SignerIdentifier and the detached ContentInfo/SignedData, byte for
  * byte as the kernel's sign-file (OpenSSL CMS with NOCERTS, DETACHED,
- * BINARY, NOSMIMECAP, NOATTR) writes them: sizes first, then forward.
+ * BINARY, NOSMIMECAP, NOATTR; for ML-DSA under OpenSSL 3.5/3.6 with its
+ * two signed attributes) writes them: sizes first, then forward.
  */
 #include "cms_internal.h"
 
@@ -77,18 +78,55 @@ struct sd_parts {
 	size_t sig_alg_len;
 	struct ms_span sid;
 	struct ms_span sig;
+	struct ms_span attrs;		/* ML-DSA: the SET OF content written as [0]; may be empty */
+	bool has_attrs;
 };
 
+/* An ML-DSA signer's algorithm, signature length and signed attributes. */
 static ms_err
-parts_init(const struct ms_cms_signer *s, struct sd_parts *p)
+parts_mldsa(const struct ms_cms_signer *s, enum ms_mldsa_set set, struct ms_span attrs,
+	    struct sd_parts *p)
+{
+	struct ms_span body = { NULL, 0 };
+
+	p->sig_alg = ms_mldsa_alg_id(set, &p->sig_alg_len);
+	if (p->sig_alg == NULL || s->sig.p == NULL || s->sig.len != ms_cms_mldsa_sig_len(set)) {
+		return MS_E_ARG;
+	}
+	if (attrs.len == 0) {
+		return MS_OK;
+	}
+	/* The kernel's public_key.c takes only SHA-512 with ML-DSA's signed attributes. */
+	if (s->hash != MS_HASH_SHA512 || attrs.p == NULL || attrs.len > MS_CMS_CERT_MAX ||
+	    ms_der_expect_only(attrs, DER_SET, &body) != MS_OK) {
+		return MS_E_ARG;
+	}
+	p->attrs = body;
+	p->has_attrs = true;
+	return MS_OK;
+}
+
+static ms_err
+parts_init(const struct ms_cms_signer *s, enum ms_mldsa_set set, struct ms_span attrs,
+	   struct sd_parts *p)
 {
 	struct ms_span body = { NULL, 0 };
 
 	p->hash = ms_hash_info(s->hash);
+	p->has_attrs = false;
+	p->attrs = (struct ms_span){ NULL, 0 };
 	if (p->hash == NULL) {
 		return MS_E_ARG;
 	}
-	if (s->key_type == MS_KEY_RSA) {
+	/* ML-DSA exactly when a set is given: the kernel refuses signed attributes but for it. */
+	if ((s->key_type == MS_KEY_MLDSA) != (set != MS_MLDSA_NONE)) {
+		return MS_E_ARG;
+	}
+	if (s->key_type == MS_KEY_MLDSA) {
+		if (parts_mldsa(s, set, attrs, p) != MS_OK) {
+			return MS_E_ARG;
+		}
+	} else if (s->key_type == MS_KEY_RSA) {
 		p->sig_alg = ms_alg_rsa_encryption;
 		p->sig_alg_len = sizeof(ms_alg_rsa_encryption);
 	} else if (s->key_type == MS_KEY_EC) {
@@ -102,7 +140,8 @@ parts_init(const struct ms_cms_signer *s, struct sd_parts *p)
 	    ms_der_expect_only(s->sid, s->use_skid ? DER_CTX0_PRIM : DER_SEQUENCE, &body) != MS_OK) {
 		return MS_E_ARG;
 	}
-	if (s->sig.p == NULL || s->sig.len == 0 || s->sig.len > MS_SIG_MAX) {
+	if (s->key_type != MS_KEY_MLDSA &&
+	    (s->sig.p == NULL || s->sig.len == 0 || s->sig.len > MS_SIG_MAX)) {
 		return MS_E_ARG;
 	}
 	p->version = s->use_skid ? 3 : 1;
@@ -117,13 +156,17 @@ parts_init(const struct ms_cms_signer *s, struct sd_parts *p)
  *	digestAlgorithm DigestAlgorithmIdentifier,
  *	signatureAlgorithm SignatureAlgorithmIdentifier,
  *	signature SignatureValue }
- * No signedAttrs (the kernel refuses them for modules) and no
- * unsignedAttrs. rsaEncryption carries NULL parameters, ecdsa-with-* none.
+ * No signedAttrs (the kernel refuses them for modules, but for ML-DSA
+ * with CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA: then
+ * signedAttrs [0] IMPLICIT SET OF Attribute after digestAlgorithm) and no
+ * unsignedAttrs. rsaEncryption carries NULL parameters, ecdsa-with-* and
+ * id-ml-dsa-* none.
  */
 static size_t
 signer_info_body_size(const struct sd_parts *p)
 {
-	return 3 + p->sid.len + p->hash->alg_id_len + p->sig_alg_len +
+	return 3 + p->sid.len + p->hash->alg_id_len +
+	       (p->has_attrs ? ms_der_tlv_size(p->attrs.len) : 0) + p->sig_alg_len +
 	       ms_der_tlv_size(p->sig.len);
 }
 
@@ -134,6 +177,10 @@ put_signer_info(struct ms_der_out *o, const struct sd_parts *p)
 	ms_der_small_int(o, p->version);
 	ms_der_bytes(o, p->sid.p, p->sid.len);		/* pre-encoded TLV */
 	ms_der_bytes(o, p->hash->alg_id, p->hash->alg_id_len);
+	if (p->has_attrs) {
+		ms_der_header(o, DER_CTX0_CONS, p->attrs.len);
+		ms_der_bytes(o, p->attrs.p, p->attrs.len);
+	}
 	ms_der_bytes(o, p->sig_alg, p->sig_alg_len);
 	ms_der_header(o, DER_OCTET_STRING, p->sig.len);
 	ms_der_bytes(o, p->sig.p, p->sig.len);
@@ -193,9 +240,9 @@ put_content_info(struct ms_der_out *o, const struct sd_parts *p)
 	put_signed_data(o, p);
 }
 
-ms_err
-ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
-			  size_t *out_len)
+static ms_err
+encode(const struct ms_cms_signer *s, enum ms_mldsa_set set, struct ms_span attrs, uint8_t *out,
+       size_t cap, size_t *out_len)
 {
 	struct sd_parts parts;
 	struct ms_der_out o;
@@ -205,11 +252,11 @@ ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t ca
 	if (s == NULL || out_len == NULL) {
 		return MS_E_ARG;
 	}
-	err = parts_init(s, &parts);
+	err = parts_init(s, set, attrs, &parts);
 	if (err != MS_OK) {
 		return err;
 	}
-	/* sid <= MS_CMS_CERT_MAX and sig <= MS_SIG_MAX: no sum can wrap. */
+	/* sid, attrs <= MS_CMS_CERT_MAX, sig <= 4627 bytes (ML-DSA-87): no sum can wrap. */
 	need = ms_der_tlv_size(content_info_body_size(&parts));
 	if (out == NULL) {
 		*out_len = need;
@@ -228,4 +275,22 @@ ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t ca
 	}
 	*out_len = need;
 	return MS_OK;
+}
+
+ms_err
+ms_cms_signed_data_encode(const struct ms_cms_signer *s, uint8_t *out, size_t cap,
+			  size_t *out_len)
+{
+	return encode(s, MS_MLDSA_NONE, (struct ms_span){ NULL, 0 }, out, cap, out_len);
+}
+
+ms_err
+ms_cms_signed_data_encode_mldsa(const struct ms_cms_signer *s, enum ms_mldsa_set set,
+				struct ms_span signed_attrs, uint8_t *out, size_t cap,
+				size_t *out_len)
+{
+	if (set == MS_MLDSA_NONE) {
+		return MS_E_ARG;
+	}
+	return encode(s, set, signed_attrs, out, cap, out_len);
 }

@@ -9,7 +9,8 @@
  *
  * Oracles: the SignerIdentifier size query matches the encoding and a
  * one-byte-short buffer is refused; a parsed certificate matches its own
- * public key in every form (SPKI, n/e, params/point) as mbedTLS writes it.
+ * public key in every form (SPKI, n/e, params/point) as mbedTLS writes it,
+ * an ML-DSA one its own SPKI as RFC 9881 writes it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,14 +124,63 @@ ec_params(mbedtls_ecp_group_id id, uint8_t *out, size_t cap)
 	return oid_len + 2;
 }
 
+/*
+ * An ML-DSA certificate (our parser, no mbedTLS key) matches its own SPKI
+ * written here (RFC 9881, 2), and no RSA or EC key; its own signature
+ * check (the issuer's, unknown here) must only not crash.
+ */
+static void
+self_match_mldsa(const struct ms_cms_cert *cert)
+{
+	static const uint8_t alg[] = { 0x30, 0x0b, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+				       0x65, 0x03, 0x04, 0x03, 0x00 };
+	size_t pk_len = ms_cms_mldsa_pk_len(cert->mldsa), bits = pk_len + 1;
+	size_t body = sizeof(alg) + 4 + bits;
+	uint8_t *spki = malloc(4 + body);
+
+	if (spki == NULL) {
+		fuzz_die("malloc");
+	}
+	if (pk_len == 0 || cert->mldsa_pk.len != pk_len || cert->curve != MS_EC_NONE) {
+		fuzz_die("ML-DSA key facts inconsistent");
+	}
+	spki[0] = 0x30;
+	spki[1] = 0x82;
+	spki[2] = (uint8_t)(body >> 8);
+	spki[3] = (uint8_t)body;
+	memcpy(spki + 4, alg, sizeof(alg));
+	spki[4 + sizeof(alg) - 1] = (uint8_t)(0x10 + cert->mldsa);	/* .17, .18, .19 */
+	spki[4 + sizeof(alg)] = 0x03;
+	spki[5 + sizeof(alg)] = 0x82;
+	spki[6 + sizeof(alg)] = (uint8_t)(bits >> 8);
+	spki[7 + sizeof(alg)] = (uint8_t)bits;
+	spki[8 + sizeof(alg)] = 0;
+	memcpy(spki + 9 + sizeof(alg), cert->mldsa_pk.p, pk_len);
+	if (ms_cms_cert_match_spki(cert, spki, 4 + body) != MS_OK) {
+		fuzz_die("ML-DSA certificate does not match its own SPKI");
+	}
+	if (ms_cms_cert_match_rsa(cert, spki, 8, spki, 3) != MS_E_MISMATCH) {
+		fuzz_die("ML-DSA certificate matched an RSA key");
+	}
+	(void)ms_cms_cert_verify(cert, MS_HASH_SHA256, cert->tbs.p, cert->tbs.len,
+				 cert->sig_value.p, cert->sig_value.len);
+	free(spki);
+}
+
 /* A certificate matches its own public key in every form a token gives it. */
 static void
 self_match(const struct ms_cms_cert *cert)
 {
-	mbedtls_pk_context *pk = &cert->crt->pk;
-	uint8_t *spki = malloc(SPKI_CAP);
+	mbedtls_pk_context *pk = NULL;
+	uint8_t *spki = NULL;
 	int n;
 
+	if (cert->type == MS_KEY_MLDSA) {
+		self_match_mldsa(cert);
+		return;
+	}
+	pk = &cert->crt->pk;
+	spki = malloc(SPKI_CAP);
 	if (spki == NULL) {
 		fuzz_die("malloc");
 	}
@@ -222,7 +272,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	ms_cms_cert_key(cert, &type, &curve, &bits);
-	if ((type == MS_KEY_RSA) != (curve == MS_EC_NONE) || bits == 0) {
+	if (type == MS_KEY_MLDSA) {
+		if (curve != MS_EC_NONE || bits != 0 ||
+		    ms_cms_cert_mldsa_set(cert) == MS_MLDSA_NONE) {
+			fuzz_die("ML-DSA key facts inconsistent");
+		}
+	} else if ((type == MS_KEY_RSA) != (curve == MS_EC_NONE) || bits == 0 ||
+		   ms_cms_cert_mldsa_set(cert) != MS_MLDSA_NONE) {
 		fuzz_die("key facts inconsistent");
 	}
 	skid = ms_cms_cert_skid(cert);

@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")"
 D=../data
 C=corpus
-for t in trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text; do
+for t in trailer pkcs7 cert key pbes2 list uri token pin agent xz zstd gzip ecsig strip text mldsa; do
 	mkdir -p "$C/$t"
 	find "$C/$t" -type f ! -name 'crash-*' -regextype posix-extended ! -regex '.*/[0-9a-f]{40}' -delete
 done
@@ -107,6 +107,11 @@ openssl x509 -in $D/rsa2048.x509.der -inform DER -noout -pubkey |
 	openssl pkey -pubin -outform DER >"$C/cert/rsa2048.spki.der"
 openssl x509 -in $D/ec256.x509.der -inform DER -noout -pubkey |
 	openssl pkey -pubin -outform DER >"$C/cert/ec256.spki.der"
+# ML-DSA-44 (OpenSSL's test certificates), PEM and DER (our own parser).
+for f in $D/mldsa/*-cert.pem; do
+	cp "$f" "$C/cert/$(basename "$f")"
+	openssl x509 -in "$f" -outform DER >"$C/cert/$(basename "$f" .pem).der"
+done
 
 # key: every TEST-ONLY key form modsign reads.
 for f in $D/*.key.pem $D/*.key.der; do
@@ -308,4 +313,55 @@ gzip -n -c "$tmp/zeros" | zseed gzip bomb-2m
 cat "$tmp/k.gz" "$tmp/k.gz" | zseed gzip two-members
 { cat "$tmp/k.gz"; head -c 8 /dev/zero; } | zseed gzip trailing-zeros
 head -c $(($(stat -c %s "$tmp/k.gz") - 4)) "$tmp/k.gz" | zseed gzip no-size
+
+# mldsa: a byte for the set (0, 1, 2: ML-DSA-44, 65, 87; +4 the message in
+# two pieces), the public key, the signature: Wycheproof's first case of each
+# set ("Hello world", empty context, tests/data/mldsa), whole and broken.
+ml=$C/mldsa
+# kat SET FILE: the pk and sig hex of FILE's first valid "Hello world" case.
+kat() {
+	grep -m 1 '^k ' "$2" | cut -d' ' -f4 | tr -d '\n'
+	grep -m 1 '^v .* ok pure - 48656c6c6f20776f726c64 ' "$2" | cut -d' ' -f7 | tr -d '\n'
+}
+i=0
+for set in 44 65 87; do
+	{ printf "$(printf '\\%03o' $i)"; hex "$(kat $set $D/mldsa/wycheproof_$set.txt)"; } >$ml/hello-$set
+	{ printf "$(printf '\\%03o' $((i + 4)))"; tail -c +2 $ml/hello-$set; } >$ml/hello-$set-split
+	i=$((i + 1))
+done
+# pkcs7: an ML-DSA-44 module signature without signed attributes (RFC 9882)
+# put together here: the root certificate's issuer and serial as sid, the
+# server certificate's signature (by the root's key) as signature value.
+hexof() { od -An -v -tx1 | tr -d ' \n'; }
+# tlv TAG HEX: one DER TLV, hex.
+tlv() {
+	local n=$((${#2} / 2))
+	if [ $n -lt 128 ]; then
+		printf '%s%02x%s' "$1" $n "$2"
+	elif [ $n -lt 256 ]; then
+		printf '%s81%02x%s' "$1" $n "$2"
+	else
+		printf '%s82%04x%s' "$1" $n "$2"
+	fi
+}
+# tlvat DER OFFSET: the whole TLV at OFFSET, hex.
+tlvat() {
+	local hl l
+	read -r hl l < <(openssl asn1parse -inform DER -in "$1" |
+		sed -nE "s/^ *$2:d=[0-9]+ +hl=([0-9]+) +l= *([0-9]+).*/\1 \2/p")
+	tail -c +$(($2 + 1)) "$1" | head -c $((hl + l)) | hexof
+}
+openssl x509 -in $D/mldsa/root-ml-dsa-44-cert.pem -outform DER >"$ml/.root"
+openssl x509 -in $D/mldsa/server-ml-dsa-44-cert.pem -outform DER >"$ml/.server"
+# Certificate: SEQUENCE { tbs, alg, BIT STRING { 00, signature } }: the serial at 13, issuer at 29.
+sig=$(tail -c 2420 "$ml/.server" | hexof)
+sid=$(tlv 30 "$(tlvat "$ml/.root" 29)$(tlvat "$ml/.root" 13)")
+sha512=300b0609608648016503040203
+si=$(tlv 30 "020101${sid}${sha512}300b0609608648016503040311$(tlv 04 "$sig")")
+sd=$(tlv 30 "020101$(tlv 31 $sha512)300b06092a864886f70d010701$(tlv 31 "$si")")
+{ printf '\001'; hex "$(tlv 30 "06092a864886f70d010702$(tlv a0 "$sd")")"; } >$C/pkcs7/mldsa44-no-attrs
+rm -f "$ml/.root" "$ml/.server"
+head -c 1000 $ml/hello-44 >$ml/short-key-44
+head -c -1 $ml/hello-65 >$ml/short-sig-65
+{ head -c -1 $ml/hello-87; printf '\377'; } >$ml/bad-hint-count-87
 echo "corpus: $(find "$C" -type f | wc -l) files"
