@@ -52,44 +52,14 @@ esac
 
 # --- modules, token, trees ---------------------------------------------
 
-phase modules
-OBJ=$OBJ_XZ
-kc_testmods "$T/ext-xz" modules $EXT_MODS
-OBJ=$OBJ_ZST
-kc_testmods "$T/ext-zst" modules $EXT_MODS
-n_in=$(grep -c . "$OBJ_XZ/modules.order")
-n_all=$((n_in + 3))
+kc_pair_setup k72 13
 [ "$n_in" -ge 3 ] ||
 	die "the 7.2 build has $n_in in-tree modules (modules.order), want test_module, md4, rmd160"
-echo "$n_in in-tree modules in $KVER_XZ, 3 out-of-tree test modules"
-
-phase token
-t_token
-token_key k72xz 13 "$OBJ_XZ"
-token_key k72zst 14 "$OBJ_ZST"
-export KBUILD_SIGN_PIN=$PIN
-URI_XZ="pkcs11:token=modsign-test;object=k72xz;type=private?module-path=$SLOWTOKEN"
-URI_ZST="pkcs11:token=modsign-test;object=k72zst;type=private?module-path=$SLOWTOKEN"
-# One process on the token at a time (kbuild.sh says why).
-export SLOWTOKEN_EXCLUSIVE=$T/token.lock
-
-phase trees
-OBJ=$OBJ_XZ
-kc_tree_copy "$T/tree-xz-sf"
-kc_tree_copy "$T/tree-xz-ms"
-install -m 0755 "$MODSIGN" "$T/tree-xz-ms/scripts/sign-file"
-OBJ=$OBJ_ZST
-kc_tree_copy "$T/tree-zst-sf"
-kc_tree_copy "$T/tree-zst-ms"
-install -m 0755 "$MODSIGN" "$T/tree-zst-ms/scripts/sign-file"
 
 # === the xz kernel (SHA-1 built in) ====================================
 
-OBJ=$OBJ_XZ
-KVER=$KVER_XZ
-CERT=$OBJ_XZ/certs/signing_key.x509
+kc_use xz
 DIRECT_MODS=$T/ext-xz
-kc_initrd xz
 
 # --- modsign called directly: every key type and hash --------------------
 
@@ -181,71 +151,18 @@ if have_agent "X2 (the drop-in under the agent)"; then
 	same_files "X2 7.2 drop-in under modsign agent, xz" "$T/x2" "$T/x1" .ko.xz
 fi
 
-phase "X5 two-stage xz"
-if kinstall X5 "$SRC" "$T/tree-xz-sf" "$T/ext-xz" "$T/x5"; then
-	check_compressed "X5 unsigned install, xz" "$T/x5" .ko.xz "$n_all" "$CERT" unsigned
-	f=$(modules_of "$T/x5" .ko.xz | head -n 1)
-	mod=$(basename "$f" .ko.xz)
-	add_case "7.2 refuses: unsigned ${mod}.ko.xz" "${mod//-/_}" "$f" REFUSED "$UNSIGNED_RE" finit
-	# The wrong order: a signature appended to the compressed file is not
-	# seen once the kernel has decompressed it.
-	cp "$f" "$T/appended.ko.xz"
-	if "$OBJ/scripts/sign-file" sha512 "$OBJ/certs/signing_key.pem" "$CERT" "$T/appended.ko.xz" \
-		>"$T/.sign" 2>&1; then
-		add_case "7.2 refuses: sign-file's signature appended to a .ko.xz" "${mod//-/_}" \
-			"$T/appended.ko.xz" REFUSED "$UNSIGNED_RE" finit
-	else
-		t_fail "sign-file on a .ko.xz" "$(cat "$T/.sign")"
-	fi
-	two_stage "X5 two-stage xz" "$T/x5" .ko.xz "$URI_XZ"
-else
-	make_failed "X5 unsigned install, xz" "$T/make-X5.log"
-fi
+kc_x5 7.2
 
-phase "X8 sha3-384 xz"
-if kinstall X8 "$SRC" "$T/tree-xz-ms" "$T/ext-xz" "$T/x8" CONFIG_MODULE_SIG_ALL=y \
-	CONFIG_MODULE_SIG_KEY="$URI_XZ" CONFIG_MODULE_SIG_HASH=sha3-384; then
-	check_compressed "X8 7.2 drop-in, xz, sha3-384" "$T/x8" .ko.xz "$n_all" "$CERT"
-	load_compressed "X8 7.2 drop-in, xz, sha3-384" "$T/x8" .ko.xz
-else
-	make_failed "X8 7.2 drop-in, xz, sha3-384" "$T/make-X8.log"
-fi
+kc_x8 7.2
 
 echo "$ncase cases packed for the xz kernel"
 kc_boot "7.2 xz"
-for k in rsa2048 rsa4096 ec256 ec384 ec521; do
-	if grep -q "^KC-BOOT Loaded X.509 cert 'modsign test: TEST-ONLY modsign $k: " "$BD/console.txt"; then
-		t_pass "boot 7.2: the $k certificate is a built-in trusted key"
-	else
-		t_fail "boot 7.2: the $k certificate is a built-in trusted key" \
-			"$(grep '^KC-BOOT' "$BD/console.txt")"
-	fi
-done
+kc_boot_certs 7.2 rsa2048 rsa4096 ec256 ec384 ec521
 kc_results
 
 # === the zstd kernel (no SHA-1) ========================================
 
-OBJ=$OBJ_ZST
-KVER=$KVER_ZST
-CERT=$OBJ_ZST/certs/signing_key.x509
-kc_initrd zstd
-
-phase "Z1 drop-in zstd"
-dropin "Z1 7.2 drop-in, zstd" "$T/tree-zst-ms" "$T/ext-zst" "$T/z1" .ko.zst "$URI_ZST"
-# One kernel decompresses one format: the xz one, signed, is refused here.
-f=$(modules_of "$T/x1" .ko.xz 2>/dev/null | head -n 1)
-if [ -n "$f" ]; then
-	mod=$(basename "$f" .ko.xz)
-	add_case "7.2 refuses: a signed .ko.xz on the zstd kernel" "${mod//-/_}" "$f" REFUSED \
-		'Invalid argument.*not a zstd compressed module' finit
-fi
-
-phase "Z5 two-stage zstd"
-if kinstall Z5 "$SRC" "$T/tree-zst-sf" "$T/ext-zst" "$T/z5"; then
-	two_stage "Z5 two-stage zstd" "$T/z5" .ko.zst "$URI_ZST"
-else
-	make_failed "Z5 unsigned install, zstd" "$T/make-Z5.log"
-fi
+kc_zstd_cases 7.2
 
 # Without SHA-1 in the kernel, the sha1 signatures the xz kernel took are
 # refused: the digest cannot be computed (-ENOPKG). The modules were built

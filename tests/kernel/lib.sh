@@ -598,14 +598,15 @@ same_files() {
 	fi
 }
 
-# dropin RUN TREE EXT STAGE SUFFIX URI: modsign as TREE's scripts/sign-file,
-# `make -j2 modules_install` with the key URI: kbuild signs each module,
-# then compresses it; one token start-up and login per module (under
-# KC_AGENT: one in all).
+# dropin RUN TREE EXT STAGE SUFFIX URI [SRCTREE CALLS]: modsign as TREE's
+# scripts/sign-file, `make -j2 modules_install` with the key URI: kbuild
+# signs each module, then compresses it; one token start-up and login per
+# module (under KC_AGENT: one in all), or CALLS of each with the kbuild
+# source tree SRCTREE (a patched one: kc_srctree_patched).
 dropin() {
-	local run=$1 tree=$2 ext=$3 stage=$4 suffix=$5 uri=$6 calls=$n_all
+	local run=$1 tree=$2 ext=$3 stage=$4 suffix=$5 uri=$6 src=${7:-$SRC} calls=${8:-$n_all}
 	[ -n "${KC_AGENT:-}" ] && calls=1
-	if kinstall "${run%% *}" "$SRC" "$tree" "$ext" "$stage" CONFIG_MODULE_SIG_ALL=y \
+	if kinstall "${run%% *}" "$src" "$tree" "$ext" "$stage" CONFIG_MODULE_SIG_ALL=y \
 		CONFIG_MODULE_SIG_KEY="$uri"; then
 		check_compressed "$run" "$stage" "$suffix" "$n_all" "$CERT"
 		check_calls "$run (${KC_AGENT:+under the agent: }$calls login$([ "$calls" = 1 ] || echo s))" \
@@ -690,4 +691,143 @@ signfile_case() {
 	else
 		t_fail "$1: sign-file $3" "$(cat "$T/.sign")"
 	fi
+}
+
+# --- a pair of kernels, xz and zstd (k612.sh, k72.sh) ----------------------
+# Both scripts build one kernel per compression format and share this
+# layout: OBJ_XZ/OBJ_ZST (builds), $T/ext-xz, $T/ext-zst (the test modules
+# built against each), $T/tree-{xz,zst}-{sf,ms} (private tree copies, the
+# -ms ones with modsign as scripts/sign-file), URI_XZ/URI_ZST (each build's
+# own key on the test token, through the slowtoken shim).
+
+# kc_use xz|zst: the cases from here on are for that kernel: OBJ, KVER and
+# CERT (its certificate) are its, and a new initramfs is started.
+kc_use() {
+	if [ "$1" = xz ]; then
+		OBJ=$OBJ_XZ
+		KVER=$KVER_XZ
+	else
+		OBJ=$OBJ_ZST
+		KVER=$KVER_ZST
+	fi
+	CERT=$OBJ/certs/signing_key.x509
+	kc_initrd "$1"
+}
+
+# kc_pair_setup LABEL ID: the test modules, the token with both build keys
+# (labels LABELxz and LABELzst, ids ID and ID+1) and the four trees. Sets
+# n_in, n_all, URI_XZ, URI_ZST.
+kc_pair_setup() {
+	local label=$1 id=$2
+	phase modules
+	OBJ=$OBJ_XZ
+	kc_testmods "$T/ext-xz" modules $EXT_MODS
+	OBJ=$OBJ_ZST
+	kc_testmods "$T/ext-zst" modules $EXT_MODS
+	n_in=$(grep -c . "$OBJ_XZ/modules.order")
+	n_all=$((n_in + 3))
+	echo "$n_in in-tree modules in $KVER_XZ, 3 out-of-tree test modules"
+
+	phase token
+	t_token
+	token_key "${label}xz" "$id" "$OBJ_XZ"
+	token_key "${label}zst" $((id + 1)) "$OBJ_ZST"
+	export KBUILD_SIGN_PIN=$PIN
+	URI_XZ="pkcs11:token=modsign-test;object=${label}xz;type=private?module-path=$SLOWTOKEN"
+	URI_ZST="pkcs11:token=modsign-test;object=${label}zst;type=private?module-path=$SLOWTOKEN"
+	# One process on the token at a time (kbuild.sh says why).
+	export SLOWTOKEN_EXCLUSIVE=$T/token.lock
+
+	phase trees
+	OBJ=$OBJ_XZ
+	kc_tree_copy "$T/tree-xz-sf"
+	kc_tree_copy "$T/tree-xz-ms"
+	install -m 0755 "$MODSIGN" "$T/tree-xz-ms/scripts/sign-file"
+	OBJ=$OBJ_ZST
+	kc_tree_copy "$T/tree-zst-sf"
+	kc_tree_copy "$T/tree-zst-ms"
+	install -m 0755 "$MODSIGN" "$T/tree-zst-ms/scripts/sign-file"
+}
+
+# kc_x5 VER: on the xz kernel (OBJ, CERT set), X5: installed unsigned and
+# compressed, two of them must be refused as they are, and one with
+# sign-file's signature appended to the .ko.xz (the wrong order: the kernel
+# decompresses and finds no signature); then one `modsign -b -r` signs the
+# whole staging tree and every module loads.
+kc_x5() {
+	local ver=$1 f mod
+	phase "X5 two-stage xz"
+	if ! kinstall X5 "$SRC" "$T/tree-xz-sf" "$T/ext-xz" "$T/x5"; then
+		make_failed "X5 unsigned install, xz" "$T/make-X5.log"
+		return
+	fi
+	check_compressed "X5 unsigned install, xz" "$T/x5" .ko.xz "$n_all" "$CERT" unsigned
+	for f in $(modules_of "$T/x5" .ko.xz | head -n 2); do
+		mod=$(basename "$f" .ko.xz)
+		add_case "$ver refuses: unsigned ${mod}.ko.xz" "${mod//-/_}" "$f" REFUSED \
+			'Loading of unsigned module is rejected' finit
+	done
+	f=$(modules_of "$T/x5" .ko.xz | head -n 1)
+	mod=$(basename "$f" .ko.xz)
+	cp "$f" "$T/appended.ko.xz"
+	if "$OBJ/scripts/sign-file" sha512 "$OBJ/certs/signing_key.pem" "$CERT" "$T/appended.ko.xz" \
+		>"$T/.sign" 2>&1; then
+		add_case "$ver refuses: sign-file's signature appended to a .ko.xz" "${mod//-/_}" \
+			"$T/appended.ko.xz" REFUSED 'Loading of unsigned module is rejected' finit
+	else
+		t_fail "sign-file on a .ko.xz" "$(cat "$T/.sign")"
+	fi
+	two_stage "X5 two-stage xz" "$T/x5" .ko.xz "$URI_XZ"
+}
+
+# kc_x8 VER: on the xz kernel, X8: the drop-in as kbuild calls it with a
+# SHA-3 hash (CONFIG_MODULE_SIG_HASH=sha3-384); every module loads.
+kc_x8() {
+	phase "X8 sha3-384 xz"
+	if kinstall X8 "$SRC" "$T/tree-xz-ms" "$T/ext-xz" "$T/x8" CONFIG_MODULE_SIG_ALL=y \
+		CONFIG_MODULE_SIG_KEY="$URI_XZ" CONFIG_MODULE_SIG_HASH=sha3-384; then
+		check_compressed "X8 $1 drop-in, xz, sha3-384" "$T/x8" .ko.xz "$n_all" "$CERT"
+		load_compressed "X8 $1 drop-in, xz, sha3-384" "$T/x8" .ko.xz
+	else
+		make_failed "X8 $1 drop-in, xz, sha3-384" "$T/make-X8.log"
+	fi
+}
+
+# kc_zstd_cases VER: on the zstd kernel, Z1 (the drop-in) and Z5 (two
+# stages), and X1's signed .ko.xz refused: one kernel decompresses one
+# format. Starts the zstd initramfs; the caller may add cases, then boots.
+kc_zstd_cases() {
+	local ver=$1 f mod
+	kc_use zst
+
+	phase "Z1 drop-in zstd"
+	dropin "Z1 $ver drop-in, zstd" "$T/tree-zst-ms" "$T/ext-zst" "$T/z1" .ko.zst "$URI_ZST"
+	f=$(modules_of "$T/x1" .ko.xz 2>/dev/null | head -n 1)
+	if [ -n "$f" ]; then
+		mod=$(basename "$f" .ko.xz)
+		add_case "$ver refuses: a signed .ko.xz on the zstd kernel" "${mod//-/_}" "$f" REFUSED \
+			'Invalid argument.*not a zstd compressed module' finit
+	fi
+
+	phase "Z5 two-stage zstd"
+	if kinstall Z5 "$SRC" "$T/tree-zst-sf" "$T/ext-zst" "$T/z5"; then
+		two_stage "Z5 two-stage zstd" "$T/z5" .ko.zst "$URI_ZST"
+	else
+		make_failed "Z5 unsigned install, zstd" "$T/make-Z5.log"
+	fi
+}
+
+# kc_boot_certs VER KEY...: the boot of $BD loaded each TEST-ONLY KEY's
+# certificate as a built-in trusted key.
+kc_boot_certs() {
+	local ver=$1 k
+	shift
+	for k in "$@"; do
+		if grep -q "^KC-BOOT Loaded X.509 cert 'modsign test: TEST-ONLY modsign $k: " "$BD/console.txt"; then
+			t_pass "boot $ver: the $k certificate is a built-in trusted key"
+		else
+			t_fail "boot $ver: the $k certificate is a built-in trusted key" \
+				"$(grep '^KC-BOOT' "$BD/console.txt")"
+		fi
+	done
 }
