@@ -151,10 +151,11 @@ kc_source() {
 			# The package lists may be missing or stale: a private suite's
 			# are ours to update; the machine's only root's.
 			if [ -n "$suite" ] || [ "$(id -u)" -eq 0 ]; then
-				apt-get "${APT_OPTS[@]}" update >"$T/.update" 2>&1 ||
-					die "apt-get update ${suite:+(suite $suite) }failed" "$(tail -n 5 "$T/.update")"
+				# A failed update may still have fetched the list we need.
+				apt-get "${APT_OPTS[@]}" update >"$T/.update" 2>&1
 				(cd "$CACHE/deb/.partial" && apt-get "${APT_OPTS[@]}" download "$pkg") >"$T/.cmd" 2>&1 ||
-					die "apt-get download $pkg ${suite:+(suite $suite) }failed" "$(tail -n 5 "$T/.cmd")"
+					die "apt-get download $pkg ${suite:+(suite $suite) }failed" \
+						"$(tail -n 5 "$T/.update")" "$(tail -n 5 "$T/.cmd")"
 			else
 				die "apt-get download $pkg failed (apt-get update first?)" "$(tail -n 5 "$T/.cmd")"
 			fi
