@@ -83,21 +83,25 @@ $(error LINK=$(LINK): say static or shared)
 endif
 
 LIB_SRC  := $(sort $(wildcard src/common/*.c src/cms/*.c src/pkcs11/*.c src/modfmt/*.c \
-                              src/signer/*.c src/agent/*.c src/agentd/*.c))
-CLI_SRC  := $(sort $(filter-out src/main.c,$(wildcard src/*.c)))
+                              src/signer/*.c src/agent/*.c src/agentd/*.c src/app/*.c))
+CLI_SRC  := $(sort $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 SLOWTOKEN_SRC := $(sort $(wildcard tests/slowtoken/*.c))
+# The ML-DSA test token and the OpenSSL >= 3.5 it signs with (pq-deps, below).
+OPENSSL_PQ ?= $(or $(MODSIGN_OPENSSL_PQ_CACHE),/var/cache/modsign-openssl-pq)
+MLDSATOKEN_SRC := $(sort $(filter-out tests/mldsatoken/sign_client.c,$(wildcard tests/mldsatoken/*.c)))
+HAVE_OPENSSL_PQ := $(wildcard $(OPENSSL_PQ)/.openssl-stamp)
 
 REL := build/rel
 TST := build/san
 
-REL_OBJ  := $(patsubst %.c,$(REL)/%.o,$(LIB_SRC) $(CLI_SRC) src/main.c)
+REL_OBJ  := $(patsubst %.c,$(REL)/%.o,$(LIB_SRC) $(CLI_SRC) src/cli/main.c)
 TST_OBJ  := $(patsubst %.c,$(TST)/%.o,$(LIB_SRC) $(CLI_SRC))
 
 .PHONY: all check unit install uninstall clean demo bench kernel-check powercut-check fuzz check-mutants analyze
 all: modsign
 
-# `modsign --version` says how each library is linked (src/cli_version.c):
+# `modsign --version` says how each library is linked (src/cli/version.c):
 # the release build records LINK in $(LINK_STAMP), rewritten when it
 # changes, so that a build with the other LINK recompiles that file and
 # links modsign again.
@@ -107,8 +111,8 @@ ifneq ($(shell cat $(LINK_STAMP) 2>/dev/null),$(LINK))
 $(shell mkdir -p $(REL) && echo '$(LINK)' >$(LINK_STAMP))
 endif
 endif
-$(REL)/src/cli_version.o: DEFS += -DMS_LINK_STATIC=$(if $(filter static,$(LINK)),1,0)
-$(REL)/src/cli_version.o: $(LINK_STAMP)
+$(REL)/src/cli/version.o: DEFS += -DMS_LINK_STATIC=$(if $(filter static,$(LINK)),1,0)
+$(REL)/src/cli/version.o: $(LINK_STAMP)
 
 modsign: $(REL_OBJ) $(LINK_STAMP)
 	$(CC) $(LDHARD) $(LDFLAGS) -o $@ $(filter %.o,$^) $(REL_LIBS)
@@ -122,7 +126,7 @@ $(TST)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) $(SAN) $(CFLAGS) -c -o $@ $<
 
 # The test build: everything under ASan and UBSan.
-$(TST)/modsign: $(TST_OBJ) $(TST)/src/main.o
+$(TST)/modsign: $(TST_OBJ) $(TST)/src/cli/main.o
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(TST)/unit: $(TST_OBJ) $(patsubst %.c,$(TST)/%.o,$(UNIT_SRC))
@@ -131,7 +135,8 @@ $(TST)/unit: $(TST_OBJ) $(patsubst %.c,$(TST)/%.o,$(UNIT_SRC))
 unit: $(TST)/unit
 	$(TST)/unit
 
-check: $(TST)/modsign $(TST)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so)
+check: $(TST)/modsign $(TST)/unit modsign $(if $(SLOWTOKEN_SRC),build/slowtoken.so) \
+	$(if $(HAVE_OPENSSL_PQ),build/mldsatoken.so build/mldsatoken-sign)
 	tests/run.sh
 
 demo: modsign
@@ -149,7 +154,7 @@ $(VG)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(VG_OPT) $(CFLAGS) -c -o $@ $<
 
-$(VG)/modsign: $(VG_OBJ) $(VG)/src/main.o
+$(VG)/modsign: $(VG_OBJ) $(VG)/src/cli/main.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(VG)/unit: $(VG_OBJ) $(patsubst %.c,$(VG)/%.o,$(UNIT_SRC))
@@ -173,7 +178,33 @@ build/slowtoken.so: $(SLOWTOKEN_SRC) $(wildcard tests/slowtoken/*.h) src/pkcs11/
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g -fPIC -shared \
 		$(CFLAGS) $(LDFLAGS) -o $@ $(SLOWTOKEN_SRC) -ldl -pthread
 
-# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md.
+# ML-DSA test infrastructure (tests/mldsatoken/README.md): an OpenSSL >= 3.5
+# and the kernel's sign-file 7.2 built into a cache by scripts/openssl-pq.sh
+# (minutes; never by make check), then the test token over that OpenSSL.
+# make check builds the token when the cache is there (OPENSSL_PQ, above);
+# its test skips when not.
+.PHONY: pq-deps
+pq-deps:
+	scripts/openssl-pq.sh build
+	$(MAKE) build/mldsatoken.so build/mldsatoken-sign
+
+# libcrypto.a linked in, its symbols kept inside: a process that already has
+# the system's libcrypto.so.3 (OpenSSL 3.0, same soname) loaded, as
+# pkcs11-tool has, would otherwise bind the module to it. Never unloaded
+# (-z nodelete): OpenSSL's exit handler runs at exit with its code mapped.
+build/mldsatoken.so: $(MLDSATOKEN_SRC) $(wildcard tests/mldsatoken/*.h) $(OPENSSL_PQ)/.openssl-stamp
+	@mkdir -p build
+	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -I$(OPENSSL_PQ)/include -O2 -g -fPIC \
+		-fvisibility=hidden -shared $(CFLAGS) $(LDFLAGS) -o $@ $(MLDSATOKEN_SRC) \
+		$(OPENSSL_PQ)/lib/libcrypto.a -Wl,--exclude-libs,ALL -Wl,-z,nodelete -ldl -pthread
+
+build/mldsatoken-sign: tests/mldsatoken/sign_client.c tests/mldsatoken/pkcs11_v32.h
+	@mkdir -p build
+	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+
+# Not a test: measures modsign against the kernel's sign-file, writes BENCHMARKS.md
+# and its charts (bench/charts/). BENCH_QUICK=1: a few modules, once each, into
+# $TMPDIR/modsign-bench-quick/ (a smoke test of the bench; knobs: bench/run.sh).
 bench: modsign build/slowtoken.so
 	bench/run.sh
 
@@ -245,7 +276,7 @@ ANALYZE_CC ?= gcc
 SCAN_BUILD ?= $(firstword $(shell command -v scan-build 2>/dev/null) \
                         $(shell command -v scan-build-14 2>/dev/null))
 AN         := build/analyze
-AN_SRC     := $(LIB_SRC) $(CLI_SRC) src/main.c
+AN_SRC     := $(LIB_SRC) $(CLI_SRC) src/cli/main.c
 
 $(AN)/gcc/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -285,11 +316,11 @@ FUZZ_SRC_pkcs7             = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_cert              = tests/fuzz/fuzz_certs.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_key               = tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_pbes2             = src/signer/pbes2.c $(FUZZ_CMS) $(FUZZ_COMMON)
-FUZZ_SRC_list              = src/cli_list.c src/cli_msg.c $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
+FUZZ_SRC_list              = src/cli/list.c src/cli/msg.c $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_uri               = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_token             = $(wildcard src/pkcs11/*.c) $(FUZZ_COMMON)
-FUZZ_SRC_pin               = src/cli_pin.c $(FUZZ_COMMON)
-FUZZ_SRC_text              = src/cli_msg.c $(FUZZ_COMMON)
+FUZZ_SRC_pin               = src/cli/pin.c $(FUZZ_COMMON)
+FUZZ_SRC_text              = src/cli/msg.c $(FUZZ_COMMON)
 FUZZ_SRC_agent             = src/agent/proto.c src/agent/sock.c $(FUZZ_CMS) $(FUZZ_COMMON)
 FUZZ_SRC_xz                = tests/fuzz/fuzz_zdec.c $(wildcard src/modfmt/*.c) $(FUZZ_COMMON)
 FUZZ_SRC_zstd              = $(FUZZ_SRC_xz)

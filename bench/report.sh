@@ -1,6 +1,10 @@
 # shellcheck shell=bash
 # Sourced by bench/run.sh: turns $RES (one line per timed run: id, run,
-# seconds, peak RSS KiB, ok|fail) into the table on stdout and BENCHMARKS.md.
+# seconds, peak RSS KiB, ok|fail) into the table on stdout and BENCHMARKS.md,
+# with its charts (bench/charts.sh).
+
+# shellcheck source=bench/charts.sh
+. "$BENCH/charts.sh"
 
 # stat_get ID: sets S_N (good runs), S_MED, S_MIN, S_MAX (wall seconds),
 # S_RSS (median peak RSS, KiB), S_RSSMAX, S_FAIL (failed runs), S_CPU (median
@@ -110,6 +114,8 @@ label_of() {
 	a_sf_xargs) echo "sign-file (PEM), xargs -P 2" ;;
 	a_ms_j1) echo "modsign -b -j 1" ;;
 	a_ms_j2) echo "modsign -b -j 2" ;;
+	a_ms_def) echo "modsign -b (default -j)" ;;
+	a_ms_j[0-9]* | b_ms_j[0-9]*) echo "modsign -b -j ${1##*_j}" ;;
 	a_ms_j1_nosync) echo "modsign -b -j 1, fsync disabled (eatmydata)" ;;
 	a_ms_j1_d) echo "modsign -b -j 1 -d (.p7s only)" ;;
 	a_ms_loop) echo "modsign loop, one process per module" ;;
@@ -125,6 +131,9 @@ label_of() {
 	c_sf_subset) echo "sign-file (ENGINE) loop, $SLOW_SUBSET modules" ;;
 	d_ms_pem) echo "modsign -b, PEM key" ;;
 	d_ms_token) echo "modsign -b, SoftHSM2 key" ;;
+	d_n*_pem) d_k=${1#d_n}; echo "modsign -b, PEM key, ${d_k%_pem} modules" ;;
+	d_n*_tok) d_k=${1#d_n}; echo "modsign -b, SoftHSM2 key, ${d_k%_tok} modules" ;;
+	p_*) p_label "$1" ;;
 	e_*) echo "$(z_label "$1") [${1##*_}]" ;;
 	g_ms_1) echo "modsign -b, one HSM-like token" ;;
 	g_ms_*) echo "modsign -b, ${1##*_} HSM-like tokens (--key)" ;;
@@ -140,10 +149,6 @@ verdict() {
 	awk -v m="$1" -v l="$3" -v op="$2" 'BEGIN {
 		ok = (op == ">=") ? m >= l : (op == "<=") ? m <= l : (op == ">") ? m > l : m < l
 		print ok ? "PASS" : "FAIL" }'
-}
-
-pkgver() {
-	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"
 }
 
 # variant_rows N VARIANT...: one Markdown row per variant; speed-ups against
@@ -176,6 +181,24 @@ variant_rows() {
 			"$S_MED" "$S_MIN" "$S_MAX" "$(fmt '%.3f' "$per")" \
 			"$(ratio "$loop" "$S_MED")" "$(ratio "$xargs" "$S_MED")" \
 			"$(fmt '%.3f' "$(calc "$S_CPU * 1000 / $n")")" "$rss" "$out"
+	done
+}
+
+# plain_rows N LABEL_FN OUT_FN VARIANT...: one Markdown row per variant
+# over N modules: LABEL_FN V, median, min, max s, ms/module, CPU ms/module,
+# OUT_FN V (its output check).
+plain_rows() {
+	local n=$1 label=$2 outf=$3 v
+	shift 3
+	for v in "$@"; do
+		stat_get "$v"
+		if [ "$S_N" -eq 0 ]; then
+			printf '| %s | not measured (%s failed runs) | | | | | |\n' "$("$label" "$v")" "$S_FAIL"
+			continue
+		fi
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$("$label" "$v")" "$S_MED" "$S_MIN" \
+			"$S_MAX" "$(fmt '%.3f' "$(calc "$S_MED * 1000 / $n")")" \
+			"$(fmt '%.3f' "$(calc "$S_CPU * 1000 / $n")")" "$("$outf" "$v")"
 	done
 }
 
@@ -346,6 +369,7 @@ write_report() {
 	kver=$(uname -r)
 	nsample=$SAMPLE_REAL_N
 	compute_targets
+	write_charts "$date"
 	{
 	cat <<EOF
 # modsign benchmarks
@@ -355,6 +379,8 @@ Each comparison runs its variants side by side, interleaved (A, B, C, A, B, C,
 ...), $REPS runs each in (a) and (b), $REPS_LONG in (c) and (d), every run on a fresh unsigned copy of the modules
 restored (and synced) outside the timed section$( [ "$BENCH_SETTLE" != 0 ] && printf ', and started %s s after the previous one ended (the work directory is on ext4 without a journal, where files freed in the last ~30 s slow down every file created: see `restore` in bench/run.sh)' "$BENCH_SETTLE"). Times are wall-clock seconds,
 medians with min and max. The keys are the TEST-ONLY keys of \`tests/data\`.
+
+$( [ "$QUICK" = 1 ] && printf '%s' '**Quick mode (BENCH_QUICK=1): a few modules, one run each, no settling. Smoke figures that prove the sections and charts work; not benchmarks.**')
 
 ## Targets (issue 3)
 
@@ -391,6 +417,7 @@ every module the variant signed with the sign-file (PEM) loop's result for the
 same module, byte for byte.
 
 EOF
+	chart_refs
 	if has_runs a_sf_loop; then
 		cat <<EOF
 ## (a) PEM key, $nsample modules
@@ -433,6 +460,9 @@ EOF
 	fi
 	if has_runs d_ms_pem || has_runs d_ms_token; then
 		full_section
+	fi
+	if peer_has_runs; then
+		peer_section
 	fi
 	if has_runs e_ms_xz || has_runs e_ms_zst || has_runs e_ms_gz; then
 		compressed_section
@@ -529,7 +559,7 @@ full_section() {
 | variant | median s | min s | max s | ms/module | CPU ms/module | peak RSS MiB, median | highest | output check |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |
 EOF
-	for v in $SECTION_D; do
+	for v in d_ms_pem d_ms_token; do
 		stat_get "$v"
 		if [ "$S_N" -eq 0 ]; then
 			printf '| %s | not measured | | | | | | | |\n' "$(label_of "$v")"
@@ -550,6 +580,28 @@ EOF
 - modsign's own summary, ms per module (median): PEM $(own_ms d_ms_pem), SoftHSM2 $(own_ms d_ms_token)
 
 EOF
+	count_rows
+}
+
+# count_rows: (d)'s scaling runs, when they ran: the same variants on fewer
+# modules spread over the full set, for the module count chart.
+count_rows() {
+	local k
+	has_runs "d_n${D_COUNTS%% *}_pem" || has_runs "d_n${D_COUNTS%% *}_tok" || return 0
+	cat <<EOF
+Scaling with the module count: the same runs on $(echo "$D_COUNTS" | sed 's/ /, /g') modules spread over the full set (as the sample is), $REPS_LONG interleaved runs each.
+
+| modules | PEM key, median s | ms/module | SoftHSM2 key, median s | ms/module | output check (SoftHSM2) |
+| ---: | ---: | ---: | ---: | ---: | --- |
+EOF
+	for k in $D_COUNTS; do
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$k" "$(median_of "d_n${k}_pem")" \
+			"$(fmt '%.3f' "$(calc "$(median_of "d_n${k}_pem") * 1000 / $k")")" \
+			"$(median_of "d_n${k}_tok")" \
+			"$(fmt '%.3f' "$(calc "$(median_of "d_n${k}_tok") * 1000 / $k")")" \
+			"$(verify "d_n${k}_tok" "d_n${k}_pem" | sed 's/^identical to .*(/same as the PEM run (/')"
+	done
+	printf '\n'
 }
 
 # digest_section: bench/digest.sh's table, when section (h) ran.
@@ -579,8 +631,8 @@ notes_section() {
 commands_section() {
 	local v
 	printf '## Commands\n\n'
-	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_G_TOKENS, BENCH_T_N, MODSIGN_BENCH_CACHE). `list` holds the absolute paths of the work copy, one a line.\n\n'
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
+	printf 'Run: `make bench` (or `bench/run.sh`; knobs BENCH_REPS, BENCH_REPS_LONG, BENCH_SAMPLE, BENCH_SLOW_SUBSET, BENCH_SECTIONS, BENCH_JOBS, BENCH_D_COUNTS, BENCH_G_TOKENS, BENCH_T_N, BENCH_P_N, BENCH_QUICK, MODSIGN_BENCH_CACHE; see bench/run.sh). `list` holds the absolute paths of the work copy, one a line.\n\n'
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V $SECTION_P; do
 		has_runs "$v" || continue
 		printf -- '- %s: `%s`\n' "$v" "${CMDTEXT[$v]}"
 	done
@@ -598,7 +650,7 @@ raw_section() {
 print_summary() {
 	local v
 	printf '\n%-16s %-44s %9s %9s %9s %9s %10s\n' id variant median min max CPU RSS_KiB
-	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V; do
+	for v in $SECTION_A $SECTION_B $SECTION_C $SECTION_D $SECTION_E $SECTION_F $SECTION_G $SECTION_V $SECTION_P; do
 		has_runs "$v" || continue
 		stat_get "$v"
 		printf '%-16s %-44s %9s %9s %9s %9s %10s\n' "$v" "$(label_of "$v")" "$S_MED" "$S_MIN" "$S_MAX" \

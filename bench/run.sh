@@ -15,18 +15,34 @@
 #   BENCH_SAMPLE         modules in the "product build" sample (default 802)
 #   BENCH_SLOW_SUBSET    modules in the per-module sign-file run through the
 #                        slow token, extrapolated (default 10)
-#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h t v";
+#   BENCH_SECTIONS       which comparisons to run (default "a b c d e f g h t v p";
 #                        f: the agent, bench/agent.sh; g: several HSM-like
 #                        tokens holding one key, bench/tokens.sh; h: the
 #                        digest microbenchmark, bench/digest.sh; t: the real
 #                        tokens beside SoftHSM2, bench/tokens_real.sh; v: what
 #                        verifying every signature costs, modsign against
-#                        a build without the check, bench/verify.sh)
+#                        a build without the check, bench/verify.sh; p: the
+#                        kernel's sign-file through pkcs11-provider on
+#                        Debian 13 (a chroot), bench/peer.sh)
 #   BENCH_Z_FMTS, BENCH_Z_N  section (e): formats, modules (bench/compressed.sh)
 #   BENCH_AGENT_HSM_N, BENCH_AGENT_HSM_P  section (f), the agent's HSM-like
 #                        run: modules (default 200) and processes at a time
 #                        (default 4) (bench/agent.sh)
-#   BENCH_OUT            report file (default BENCHMARKS.md at the top)
+#   BENCH_JOBS           the -j values of modsign -b in (a) and (b), for the
+#                        -j chart (default "1 2 4")
+#   BENCH_D_COUNTS       module counts of (d)'s scaling runs, spread over the
+#                        full set, beside the full set itself (default
+#                        "100 250 500 1000 2000")
+#   BENCH_P_N            section (p), the Debian 13 peer: modules (default
+#                        the sample) (bench/peer.sh)
+#   BENCH_OUT            report file (default BENCHMARKS.md at the top; in
+#                        quick mode a file in $TMPDIR, never the committed one)
+#   BENCH_CHARTS         where the charts go (default bench/charts beside
+#                        BENCH_OUT)
+#   BENCH_QUICK=1        quick mode: every section on a few modules, one run
+#                        each, no settling: proves the sections and the charts
+#                        work, on any machine; its figures are smoke figures,
+#                        never benchmarks (each knob above still wins)
 #   BENCH_NO_UPDATE=1    skip apt-get update
 #   BENCH_SETTLE         seconds between timed runs (default 31 on ext4
 #                        without a journal, else 0; see restore)
@@ -36,11 +52,23 @@ export LC_ALL=C
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=$TOP/bench
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	# Defaults of the quick mode; a knob set by the caller still wins.
+	: "${BENCH_REPS:=1}" "${BENCH_REPS_LONG:=1}" "${BENCH_SAMPLE:=40}" "${BENCH_SLOW_SUBSET:=2}"
+	: "${BENCH_Z_N:=40}" "${BENCH_AGENT_HSM_N:=20}" "${BENCH_T_N:=20}" "${BENCH_SETTLE:=0}"
+	: "${BENCH_D_COUNTS:=10 20}" "${BENCH_P_N:=20}"
+	: "${BENCH_OUT:=${TMPDIR:-/tmp}/modsign-bench-quick/BENCHMARKS.md}"
+	export BENCH_Z_N BENCH_AGENT_HSM_N BENCH_T_N BENCH_P_N
+	mkdir -p "$(dirname "$BENCH_OUT")"
+fi
 REPS=${BENCH_REPS:-5}
 REPS_LONG=${BENCH_REPS_LONG:-3}
 SAMPLE_N=${BENCH_SAMPLE:-802}
 SLOW_SUBSET=${BENCH_SLOW_SUBSET:-10}
-SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h t v"}
+SECTIONS=${BENCH_SECTIONS:-"a b c d e f g h t v p"}
+JOBS=${BENCH_JOBS:-"1 2 4"}
+D_COUNTS=${BENCH_D_COUNTS:-"100 250 500 1000 2000"}
 OUT=${BENCH_OUT:-$TOP/BENCHMARKS.md}
 
 MODSIGN=$TOP/modsign
@@ -87,149 +115,8 @@ MEASURE_FAILED=0
 
 # ---------------------------------------------------------------- running
 
-# restore PRISTINE: a fresh unsigned copy in $WORK, flushed to disk so that
-# the timed run neither pays nor is helped by the copy's write-back. The
-# previous copy is moved aside, not deleted: deleting hundreds of files just
-# before a timed run makes every file the run creates slower (ext4 without a
-# journal, as here, skips inodes freed in the last ~30 s one by one at each
-# creation; perf showed up to a quarter of modsign's CPU in find_inode_bit),
-# which would charge the bench's clean-up, or the previous run's renames, to
-# whichever tool runs next. So on such a file system each timed run also
-# starts SETTLE seconds after the last one ended (settle). The copies are
-# deleted between sections (empty_trash), or early if the disk runs low.
-TRASH=$CACHE/trash
-LAST_END=0
-if [ -z "${BENCH_SETTLE:-}" ]; then
-	BENCH_SETTLE=0
-	if ext4_without_journal "$CACHE"; then
-		BENCH_SETTLE=31
-	fi
-fi
-
-# settle: wait until BENCH_SETTLE seconds have passed since the last timed
-# run ended (or the trash was emptied).
-settle() {
-	local left
-	left=$(awk -v now="$EPOCHREALTIME" -v last="$LAST_END" -v s="$BENCH_SETTLE" \
-		'BEGIN { l = last + s - now; printf "%.1f", (l > 0 ? l : 0) }')
-	if [ "$left" != 0.0 ]; then
-		sleep "$left"
-	fi
-}
-restore() {
-	local need
-	need=$(du -sk "$1" | cut -f1)
-	mkdir -p "$TRASH"
-	if [ -e "$WORK" ]; then
-		mv "$WORK" "$TRASH/$EPOCHREALTIME"
-	fi
-	if [ "$(df -Pk "$CACHE" | awk 'NR == 2 { print $4 }')" -lt $((need * 4)) ]; then
-		empty_trash
-	fi
-	cp -a "$1" "$WORK"
-	sync
-}
-
-# empty_trash: deletes the copies moved aside; the next timed run settles.
-empty_trash() {
-	if [ -d "$TRASH" ] && [ -n "$(ls -A "$TRASH")" ]; then
-		rm -rf "$TRASH"
-		sync
-		LAST_END=$EPOCHREALTIME
-	fi
-}
-
-# abs_list RELLIST: the list with $WORK/ in front of each entry.
-abs_list() {
-	sed "s|^|$WORK/|" "$1"
-}
-
-# cpu_seconds TIMESFILE: user + system seconds of the waited-for children,
-# from the second line of the `times` builtin ("0m1.234s 0m0.567s").
-cpu_seconds() {
-	awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"
-}
-
-# measure ID REP CMD...: times CMD, appends "ID REP wall-seconds
-# peak-RSS-KiB status CPU-seconds" to $RES. Peak RSS comes from /usr/bin/time
-# when the command wrote $RUN/rss (the modsign cases do); CPU time (user +
-# system of every process the variant ran) from the shell's own accounting,
-# which a busy shared machine disturbs far less than the wall clock.
-measure() {
-	local id=$1 rep=$2 log t0 t1 secs cpu rss=- status=ok
-	shift 2
-	log=$RUN/log/$id.$rep
-	MEASURE_TAG=$id.$rep	# for variants that leave notes about their run
-	rm -f "$RUN/rss"
-	settle
-	# `times` is a builtin: redirected, it still reports this shell's children.
-	times > "$RUN/times0"
-	t0=$EPOCHREALTIME
-	if ! "$@" >"$log" 2>&1; then
-		status=fail
-	fi
-	t1=$EPOCHREALTIME
-	LAST_END=$t1
-	times > "$RUN/times1"
-	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
-	cpu=$(awk -v a="$(cpu_seconds "$RUN/times0")" -v b="$(cpu_seconds "$RUN/times1")" \
-		'BEGIN { printf "%.3f", b - a }')
-	if [ -s "$RUN/rss" ]; then
-		rss=$(tail -n 1 "$RUN/rss")
-	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$rep" "$secs" "$rss" "$status" "$cpu" >> "$RES"
-	if [ "$status" = fail ]; then
-		MEASURE_FAILED=1
-		say "FAILED: $id (run $rep): ${CMDTEXT[$id]}"
-		sed 's/^/    /' "$log" | tail -n 15 >&2
-	fi
-	printf '  %-14s run %s: %8.3f s, CPU %8.3f s%s\n' "$id" "$rep" "$secs" "$cpu" \
-		"$([ "$rss" = - ] || printf ', max RSS %s KiB' "$rss")" >&2
-}
-
-# fingerprint ID RELLIST: md5 of every module of the list as left in $WORK,
-# one "md5  path" line each, to compare the variants' outputs afterwards;
-# and how many .p7s files the run wrote (-d writes only those).
-fingerprint() {
-	(cd "$WORK" && xargs -d '\n' md5sum) < "$2" > "$RUN/md5.$1"
-	find "$WORK" -name '*.p7s' | wc -l > "$RUN/p7s.$1"
-}
-
-# compare_runs N PRISTINE RELLIST VARIANT...: N rounds, each running every
-# variant once on a fresh copy, in turn (A, B, C, A, B, C, ...), so that a
-# slow spell of the shared machine hits all variants alike. After each
-# variant's first run, its outputs are fingerprinted, and FIRST_RUN_HOOK, when
-# set, is called as FIRST_RUN_HOOK VARIANT RELLIST (untimed, $WORK as left).
-# COMPARE_REVERSE=1 runs the even rounds in reverse order (A, B, C, C, B, A,
-# ...), so that of two variants next to each other each runs first as often.
-compare_runs() {
-	local reps=$1 pristine=$2 rel=$3 rep v order
-	shift 3
-	LIST=$RUN/list.abs
-	abs_list "$rel" > "$LIST"
-	for rep in $(seq 1 "$reps"); do
-		order=("$@")
-		if [ "${COMPARE_REVERSE:-0}" = 1 ] && [ $((rep % 2)) = 0 ]; then
-			order=()
-			for v in "$@"; do
-				order=("$v" "${order[@]}")
-			done
-		fi
-		for v in "${order[@]}"; do
-			restore "$pristine"
-			measure "$v" "$rep" "$v"
-			if [ "$rep" = 1 ]; then
-				fingerprint "$v" "$rel"
-				[ -z "${FIRST_RUN_HOOK:-}" ] || "$FIRST_RUN_HOOK" "$v" "$rel"
-			fi
-		done
-	done
-}
-
-# ms ARGS...: modsign in bulk mode under /usr/bin/time for its peak RSS.
-ms() {
-	/usr/bin/time -f %M -o "$RUN/rss" "$MODSIGN" -b "$@"
-}
+# shellcheck source=bench/measure.sh
+. "$BENCH/measure.sh"
 
 # ---------------------------------------------------------------- the variants
 # Each is a function over $LIST (absolute paths in $WORK); CMDTEXT says what
@@ -239,13 +126,6 @@ declare -A CMDTEXT
 # (a) PEM key
 # shellcheck disable=SC2016  # the loop as text, not to expand
 CMDTEXT[a_sf_loop]='for m in $(cat list); do sign-file sha256 rsa2048.key.pem rsa2048.x509.der $m; done'
-# each_module CMD...: CMD MODULE for every module of $LIST, one process each, in turn.
-each_module() {
-	local m
-	while IFS= read -r m; do
-		"$@" "$m" || return 1
-	done < "$LIST"
-}
 a_sf_loop() { each_module "$SIGNFILE" sha256 "$KEY" "$CERT"; }
 CMDTEXT[a_sf_xargs]='xargs -P 2 -n 1 sign-file sha256 rsa2048.key.pem rsa2048.x509.der < list'
 a_sf_xargs() {
@@ -255,6 +135,8 @@ CMDTEXT[a_ms_j1]='modsign -b -j 1 --files-from list sha256 rsa2048.key.pem rsa20
 a_ms_j1() { ms -j 1 --files-from "$LIST" sha256 "$KEY" "$CERT"; }
 CMDTEXT[a_ms_j2]='modsign -b -j 2 --files-from list sha256 rsa2048.key.pem rsa2048.x509.der'
 a_ms_j2() { ms -j 2 --files-from "$LIST" sha256 "$KEY" "$CERT"; }
+CMDTEXT[a_ms_def]='modsign -b --files-from list sha256 rsa2048.key.pem rsa2048.x509.der'
+a_ms_def() { ms --files-from "$LIST" sha256 "$KEY" "$CERT"; }
 # Where the time goes: without fsync (eatmydata turns fsync and friends
 # into no-ops) and without rewriting the module (-d writes only the .p7s).
 CMDTEXT[a_ms_j1_nosync]='eatmydata modsign -b -j 1 --files-from list sha256 rsa2048.key.pem rsa2048.x509.der'
@@ -358,12 +240,42 @@ d_ms_pem() { ms --files-from "$LIST" sha256 "$KEY" "$CERT"; }
 CMDTEXT[d_ms_token]="KBUILD_SIGN_PIN=$PIN modsign -b --files-from full-list sha256 '$TOKEN_URI' rsa2048.x509.der"
 d_ms_token() { KBUILD_SIGN_PIN=$PIN ms --files-from "$LIST" sha256 "$TOKEN_URI" "$CERT"; }
 
+# The -j chart's further points (BENCH_JOBS beyond 1 and 2, which the
+# targets use): modsign -b -j K in (a) and (b).
+JOBS_MORE=""
+for _k in $JOBS; do
+	case $_k in
+	1 | 2) continue ;;
+	*[!0-9]* | "") die "BENCH_JOBS: '$_k' is not a number" ;;
+	esac
+	JOBS_MORE="$JOBS_MORE $_k"
+	CMDTEXT[a_ms_j$_k]="modsign -b -j $_k --files-from list sha256 rsa2048.key.pem rsa2048.x509.der"
+	eval "a_ms_j$_k() { ms -j $_k --files-from \"\$LIST\" sha256 \"\$KEY\" \"\$CERT\"; }"
+	CMDTEXT[b_ms_j$_k]="KBUILD_SIGN_PIN=$PIN modsign -b -j $_k --files-from list sha256 '$TOKEN_URI' rsa2048.x509.der"
+	eval "b_ms_j$_k() { KBUILD_SIGN_PIN=\$PIN ms -j $_k --files-from \"\$LIST\" sha256 \"\$TOKEN_URI\" \"\$CERT\"; }"
+done
+
+# (d)'s scaling runs: the full set's variants on BENCH_D_COUNTS modules
+# spread over it (d_n<count>_pem, d_n<count>_tok).
+SECTION_D_COUNTS=""
+for _k in $D_COUNTS; do
+	case $_k in
+	*[!0-9]* | "" | 0) die "BENCH_D_COUNTS: '$_k' is not a module count" ;;
+	esac
+	SECTION_D_COUNTS="$SECTION_D_COUNTS d_n${_k}_pem d_n${_k}_tok"
+	CMDTEXT[d_n${_k}_pem]="modsign -b --files-from list-of-$_k sha256 rsa2048.key.pem rsa2048.x509.der"
+	eval "d_n${_k}_pem() { d_ms_pem; }"
+	CMDTEXT[d_n${_k}_tok]="KBUILD_SIGN_PIN=$PIN modsign -b --files-from list-of-$_k sha256 '$TOKEN_URI' rsa2048.x509.der"
+	eval "d_n${_k}_tok() { d_ms_token; }"
+done
+unset _k
+
 # ---------------------------------------------------------------- sections
 
-SECTION_A="a_sf_loop a_sf_xargs a_ms_j1 a_ms_j2 a_ms_j1_nosync a_ms_j1_d a_ms_loop a_sfb"
-SECTION_B="b_sf_loop b_sf_xargs b_ms_j1 b_ms_j2 b_ms_def b_ms_def_nosync b_sfb"
+SECTION_A="a_sf_loop a_sf_xargs a_ms_j1 a_ms_j2 a_ms_def a_ms_j1_nosync a_ms_j1_d a_ms_loop a_sfb$(for k in $JOBS_MORE; do printf ' a_ms_j%s' "$k"; done)"
+SECTION_B="b_sf_loop b_sf_xargs b_ms_j1 b_ms_j2 b_ms_def b_ms_def_nosync b_sfb$(for k in $JOBS_MORE; do printf ' b_ms_j%s' "$k"; done)"
 SECTION_C="c_ms_def c_sf_subset"
-SECTION_D="d_ms_pem d_ms_token"
+SECTION_D="d_ms_pem d_ms_token$SECTION_D_COUNTS"
 
 # (e) compressed modules: bench/compressed.sh (its variants fill CMDTEXT too).
 # shellcheck source=bench/compressed.sh
@@ -387,6 +299,10 @@ SECTION_G=$(section_g_variants)
 # it runs agent.sh's loop).
 # shellcheck source=bench/verify.sh
 . "$BENCH/verify.sh"
+
+# (p) the peer on Debian 13, sign-file through pkcs11-provider: bench/peer.sh.
+# shellcheck source=bench/peer.sh
+. "$BENCH/peer.sh"
 
 run_section_c() {
 	if [ ! -f "$SLOWTOKEN" ]; then
@@ -443,7 +359,7 @@ main() {
 	LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 	SLOW_MISSING=0
 
-	local s
+	local s k
 	for s in $SECTIONS; do
 		empty_trash
 		case $s in
@@ -459,9 +375,13 @@ main() {
 			say "(c) HSM-like token (slowtoken), $SAMPLE_REAL_N modules"
 			run_section_c ;;
 		d)
-			say "(d) full set, $FULL_N modules"
-			# shellcheck disable=SC2086
-			compare_runs "$REPS_LONG" "$CORPUS_DIR/full" "$CORPUS_DIR/full.list" $SECTION_D ;;
+			say "(d) full set, $FULL_N modules, and $D_COUNTS of them"
+			compare_runs "$REPS_LONG" "$CORPUS_DIR/full" "$CORPUS_DIR/full.list" d_ms_pem d_ms_token
+			for k in $D_COUNTS; do
+				prepare_count_set "$k"
+				compare_runs "$REPS_LONG" "$CORPUS_DIR/n-$k" "$CORPUS_DIR/n-$k.list" \
+					"d_n${k}_pem" "d_n${k}_tok"
+			done ;;
 		e)
 			say "(e) compressed modules ($Z_FMTS), $Z_N_REAL modules"
 			run_section_e ;;
@@ -483,8 +403,11 @@ main() {
 		v)
 			say "(v) the signature check: with and without, $SAMPLE_REAL_N modules"
 			run_section_v ;;
+		p)
+			say "(p) the peer on Debian 13: sign-file through pkcs11-provider, in a chroot"
+			run_section_p ;;
 		*)
-			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h, t, v)" ;;
+			die "BENCH_SECTIONS: unknown section '$s' (a, b, c, d, e, f, g, h, t, v, p)" ;;
 		esac
 	done
 	LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)

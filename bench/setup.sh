@@ -4,10 +4,11 @@
 # cached in $CACHE (outside git) and survive between runs; the SoftHSM2 token
 # lives in the run's temporary directory.
 
-# Debian packages the bench relies on, beyond what modsign builds with.
-# (base: what modsign builds and tests with, the release's sign-file too)
-BENCH_PKGS="base softhsm2 opensc openssl libssl-dev libengine-pkcs11-openssl
-time eatmydata xz-utils zstd gcc libc6-dev"
+# Debian packages the bench relies on: what modsign builds and tests with
+# (the release's sign-file too), and the bench's own
+# (bench: install-deps.sh's group, base's packages with it: SoftHSM2, OpenSC,
+# openssl, xz, zstd, gcc; libengine-pkcs11-openssl, time, eatmydata, gnuplot)
+BENCH_PKGS="bench"
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 
@@ -22,6 +23,11 @@ ext4_without_journal() {
 		! [ -d /proc/fs/jbd2/"${dev##*/}"-8 ]
 }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+
+# pkgver PKG: the installed version of a Debian package.
+pkgver() {
+	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"
+}
 
 # as_root CMD...: apt-get needs root; use sudo when we are not.
 as_root() {
@@ -185,6 +191,20 @@ prepare_corpus() {
 	if tail -c 28 "$dir/full/$first" | grep -q 'Module signature appended'; then
 		die "$dir/full/$first is still signed"
 	fi
+}
+
+# prepare_count_set K: $CORPUS_DIR/n-K, K modules spread over the full set
+# as the sample is (sample_list), hard links into full/ (restore copies them,
+# so the pristine files are never written), and its list n-K.list.
+prepare_count_set() {
+	local k=$1 dir=$CORPUS_DIR
+	[ -f "$dir/n-$k.done" ] && return 0
+	rm -rf "$dir/n-$k"
+	sample_list "$k" < "$dir/full.list" > "$dir/n-$k.list"
+	mkdir -p "$dir/n-$k"
+	(cd "$dir/full" && xargs -d '\n' cp -al --parents -t "$dir/n-$k") < "$dir/n-$k.list" ||
+		die "cannot make the $k-module set"
+	touch "$dir/n-$k.done"
 }
 
 # extract_signfile DEB DIR: a new DIR holding sign-file.c and ssl-common.h

@@ -217,17 +217,8 @@ v_out() {
 }
 
 v_rows() {
-	local v
-	for v in $SECTION_V; do
-		stat_get "$v"
-		if [ "$S_N" -eq 0 ]; then
-			printf '| %s | not measured (%s failed runs) | | | | | |\n' "$(v_label "$v")" "$S_FAIL"
-			continue
-		fi
-		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(v_label "$v")" "$S_MED" "$S_MIN" \
-			"$S_MAX" "$(fmt '%.3f' "$(calc "$S_MED * 1000 / $SAMPLE_REAL_N")")" \
-			"$(fmt '%.3f' "$(calc "$S_CPU * 1000 / $SAMPLE_REAL_N")")" "$(v_out "$v")"
-	done
+	# shellcheck disable=SC2086  # a list of variants
+	plain_rows "$SAMPLE_REAL_N" v_label v_out $SECTION_V
 }
 
 # v_targets: V1 (RSA bulk), V2 (RSA agent) verdicts and texts, V3 (EC) text.

@@ -2,7 +2,7 @@
 # Installs the Debian packages modsign builds and tests with, when missing,
 # by the names the running release has (Debian 12 bookworm, Debian 13
 # trixie). A second run installs nothing.
-# Usage: scripts/install-deps.sh [base|tokens|tpm|ock|kernel|bench|fuzz|analyze|valgrind|deb|<package>]...
+# Usage: scripts/install-deps.sh [base|tokens|tpm|ock|kernel|bench|fuzz|analyze|valgrind|deb|pq|<package>]...
 #        (default: base)
 #   base    build, unit and integration tests (SoftHSM2, sign-file, openssl,
 #           perl with Digest::SHA for make sbom, which perl-base lacks);
@@ -16,12 +16,15 @@
 #   ock     tests/integration/token_ock.sh: openCryptoki's soft token; likewise
 #   kernel  make kernel-check and powercut-check: kernel build, busybox
 #           initramfs, qemu, the file systems the power cuts use
-#   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time
+#   bench   make bench: sign-file's OpenSSL ENGINE build, /usr/bin/time,
+#           eatmydata, gnuplot (the charts; without X11)
 #   fuzz    make fuzz: clang with libFuzzer
 #   analyze make analyze: clang's scan-build (gcc -fanalyzer needs nothing more)
 #   valgrind  make check-valgrind: the suite under valgrind memcheck
 #   deb     make deb (scripts/package-check.sh): dpkg-buildpackage with
 #           debhelper, lintian; the package's Build-Depends come with base
+#   pq      make pq-deps (scripts/openssl-pq.sh): OpenSSL >= 3.5 built from
+#           Debian's source package (dpkg-source, perl, xz) and sign-file 7.2
 #
 # The kernel's sign-file (the tests' oracle) comes from the linux-kbuild
 # package of the release's own kernel (linux-kbuild-6.1 on Debian 12,
@@ -36,11 +39,12 @@ zstd gzip dpkg apt p11-kit p11-kit-modules strace openssh-server openssh-client 
 @KBUILD@"
 kernel="build-essential bc flex bison libelf-dev libssl-dev cpio busybox-static
 qemu-system-x86 patch dkms e2fsprogs xfsprogs"
-bench="libssl-dev libengine-pkcs11-openssl time eatmydata"
+bench="libssl-dev libengine-pkcs11-openssl time eatmydata gnuplot-nox"
 fuzz="clang libclang-rt-@CLANG@-dev"
 analyze="clang clang-tools-@CLANG@"
 valgrind="valgrind"
 deb="debhelper dpkg-dev fakeroot lintian"
+pq="dpkg-dev perl make gcc libc6-dev xz-utils apt util-linux"
 tokens="libnss3-tools p11-kit xxd"
 # make check runs the token tests: every group with base has them.
 base="$base $tokens"
@@ -115,6 +119,7 @@ for group in "$@"; do
 	analyze) pkgs="$pkgs $base $analyze" ;;
 	valgrind) pkgs="$pkgs $base $valgrind" ;;
 	deb) pkgs="$pkgs $base $deb" ;;
+	pq) pkgs="$pkgs $base $pq" ;;
 	tpm) pkgs="$pkgs $tpm" ;;
 	ock) pkgs="$pkgs $ock" ;;
 	*) pkgs="$pkgs $group" ;;	# a package by name

@@ -10,7 +10,8 @@
  */
 #include <string.h>
 
-#include "cli.h"
+#include "cli/args.h"
+#include "cli/list.h"
 #include "fuzz.h"
 
 #define NAME_MAX_LEN 4095

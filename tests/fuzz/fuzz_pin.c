@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Fuzz target: PIN input (ms_cli_pin_get in src/cli_pin.c) from a
+ * Fuzz target: PIN input (ms_cli_pin_get in src/cli/pin.c) from a
  * pin-source file (a memfd holding the data, named as file:PATH,
  * file://PATH, PATH, or the unsupported FILE:PATH), from pin-value in the
  * URI, or from KBUILD_SIGN_PIN. Input: one mode byte, then the PIN text.
- * The messages cli_pin.c prints are captured here, in place of cli_msg.c's
+ * The messages pin.c prints are captured here, in place of msg.c's
  * ms_cli_error()/ms_cli_warn() (and ms_cli_put_escaped(), which only the
  * terminal prompt uses).
  *
@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/msg.h"
+#include "cli/pin.h"
 #include "fuzz.h"
 
 #define MODE_FORM	0x03u	/* pin-source spelling: 0 file:, 1 file://, 2 bare path, 3 FILE: */
@@ -82,7 +83,7 @@ ms_cli_put_escaped(FILE *f, const char *s, size_t len)
 }
 
 /*
- * Whether cli_pin.c must accept @p, @len, and the PIN's length if so. For
+ * Whether pin.c must accept @p, @len, and the PIN's length if so. For
  * a file at most MS_PIN_MAX + 2 bytes are read before a longer one is
  * refused.
  */

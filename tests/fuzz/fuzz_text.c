@@ -4,7 +4,7 @@
  * systems, module lists, certificates and tokens (a signer's name from a
  * hostile certificate becomes JSON in `info --json`): ms_utf8_len() and
  * ms_json_put_str() (src/common/json.c) and the escaping of
- * ms_cli_put_escaped() (src/cli_msg.c). Input: any bytes.
+ * ms_cli_put_escaped() (src/cli/msg.c). Input: any bytes.
  *
  * Oracles, each independent of the code under test:
  * - ms_utf8_len() at every offset agrees with a decoder written from the
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "common/json.h"
+#include "cli/msg.h"
 #include "fuzz.h"
 
 /* Length of the well-formed sequence at @s (table 3-7), 0 if none or ASCII. */

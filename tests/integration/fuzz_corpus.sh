@@ -28,10 +28,10 @@ srcs_for() {
 	pkcs7 | cert | ecsig) echo tests/fuzz/fuzz_certs.c src/cms/*.c $common ;;
 	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c src/cms/*.c $common ;;
 	pbes2) echo src/signer/pbes2.c src/cms/*.c $common ;;
-	list) echo src/cli_list.c src/cli_msg.c src/modfmt/*.c $common ;;
+	list) echo src/cli/list.c src/cli/msg.c src/modfmt/*.c $common ;;
 	uri | token) echo src/pkcs11/*.c $common ;;
-	pin) echo src/cli_pin.c $common ;;
-	text) echo src/cli_msg.c $common ;;
+	pin) echo src/cli/pin.c $common ;;
+	text) echo src/cli/msg.c $common ;;
 	agent) echo src/agent/proto.c src/agent/sock.c src/cms/*.c $common ;;
 	xz | zstd | gzip) echo tests/fuzz/fuzz_zdec.c src/modfmt/*.c $common ;;
 	esac

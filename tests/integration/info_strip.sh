@@ -6,7 +6,7 @@
 t_setup
 
 if ! "$MODSIGN" info --help 2>/dev/null | grep -q 'Usage: modsign info'; then
-	t_fail "modsign has info and strip subcommands" "add the verify/info/strip dispatch to src/main.c"
+	t_fail "modsign has info and strip subcommands" "add the verify/info/strip dispatch to src/cli/main.c"
 	t_done
 	exit 1
 fi

@@ -9,7 +9,7 @@
 t_setup
 
 if ! "$MODSIGN" verify --help 2>/dev/null | grep -q 'Usage: modsign verify'; then
-	t_fail "modsign has a verify subcommand" "add the verify/info/strip dispatch to src/main.c"
+	t_fail "modsign has a verify subcommand" "add the verify/info/strip dispatch to src/cli/main.c"
 	t_done
 	exit 1
 fi

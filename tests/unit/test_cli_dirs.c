@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the directory set of a bulk run (src/cli_dirs.c): each
+ * Unit tests for the directory set of a bulk run (src/cli/dirs.c): each
  * directory is fsync'd once, as soon as its last module is done; the rest
  * at the end, with failures reported then.
  */
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/cli.h"
+#include "../../src/cli/dirs.h"
 #include "test.h"
 
 /* Index in the set of directory @dir, SIZE_MAX if absent. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the output of src/cli_msg.c: names escaped so that they
+ * Unit tests for the output of src/cli/msg.c: names escaped so that they
  * cannot start a line or reach the terminal as control characters, JSON
  * strings, and UTF-8 recognised as RFC 3629 defines it.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/cli.h"
+#include "../../src/cli/msg.h"
 #include "test.h"
 
 /* What ms_cli_put_escaped() writes for @len bytes of @in, malloc'd. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the names of a run's modules (src/cli_names.c): names of
+ * Unit tests for the names of a run's modules (src/cli/names.c): names of
  * one directory entry are one module, the first listed stays; hard links
  * are separate modules chained in list order; a name that cannot be
  * stat'ed keeps its place.
@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/cli.h"
+#include "../../src/cli/args.h"
+#include "../../src/cli/list.h"
+#include "../../src/cli/names.h"
 #include "test.h"
 
 static void

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for PIN input (src/cli_pin.c). The prompt on a real
+ * Unit tests for PIN input (src/cli/pin.c). The prompt on a real
  * pseudo-terminal: the echo is off while the PIN is typed, and back on
  * afterwards, also when Ctrl-C ends the prompt; off again after a stop and
  * a continue (Ctrl-Z, fg); end of input aborts. pin-source: a FIFO without
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/cli.h"
+#include "../../src/cli/pin.h"
 #include "test.h"
 
 #define CHILD_NO_PIN 92	/* MS_E_PIN and no PIN set: what end of input must give */

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What signing, re-signing and `verify` share about a module file: the
+ * digests of its payload, hashed in one streaming pass through the module
+ * reader.
+ */
+#include <stdlib.h>
+
+#include "app.h"
+
+#define READ_CHUNK (256 * 1024)
+
+ms_err
+ms_app_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs,
+		      size_t n, struct ms_pkcs7_digest *out, size_t *bad_alg)
+{
+	struct ms_cms_digest *d[MS_PKCS7_SIGNERS_MAX] = { NULL };
+	uint8_t *buf = NULL;
+	size_t i, got = 0;
+	ms_err err = MS_E_INTERNAL;
+
+	if (n > MS_PKCS7_SIGNERS_MAX) {
+		return MS_E_ARG;
+	}
+	for (i = 0; i < n; i++) {
+		err = ms_cms_digest_new(algs[i], &d[i]);
+		if (err != MS_OK) {
+			if (bad_alg != NULL) {
+				*bad_alg = i;
+			}
+			goto out;
+		}
+	}
+	buf = malloc(READ_CHUNK);
+	if (buf == NULL) {
+		err = MS_E_NOMEM;
+		goto out;
+	}
+	err = ms_modfile_rewind(mf);
+	while (err == MS_OK && len > 0) {
+		err = ms_modfile_read(mf, buf, len < READ_CHUNK ? (size_t)len : READ_CHUNK, &got);
+		if (err == MS_OK && got == 0) {
+			/* Shorter than the caller's length: read from a file that shrank. */
+			mf->op = "read";
+			mf->err_path = mf->path;
+			mf->sys_errno = 0;
+			err = MS_E_CHANGED;
+		}
+		for (i = 0; i < n && err == MS_OK; i++) {
+			err = ms_cms_digest_update(d[i], buf, got);
+		}
+		len -= got;
+	}
+	for (i = 0; i < n && err == MS_OK; i++) {
+		out[i].alg = algs[i];
+		err = ms_cms_digest_final(d[i], out[i].d, sizeof(out[i].d), &out[i].len);
+	}
+out:
+	for (i = 0; i < n; i++) {
+		ms_cms_digest_free(d[i]);
+	}
+	free(buf);
+	return err;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* modsign: sign Linux kernel modules with a PKCS#11 token or a PEM key. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "commands.h"
+#include "dirs.h"
+#include "exit.h"
+#include "job.h"
+#include "list.h"
+#include "msg.h"
+#include "names.h"
+#include "run.h"
+
+/*
+ * Where the run writes: each module in place, or the single module's
+ * <dest> (and its .p7s beside the module). Their directories lose the temp
+ * files of killed runs before signing, and are fsync'd as they are done.
+ */
+static ms_err
+run_dirs(const struct ms_opts *o, const struct ms_module_list *list, struct ms_dir_set *dirs)
+{
+	const char *targets[2] = { NULL, NULL };
+
+	if (o->bulk) {
+		return ms_cli_dirs_of((const char *const *)list->path, list->n, dirs);
+	}
+	targets[0] = o->dest != NULL ? o->dest : list->path[0];
+	if (o->dest != NULL && (o->save_p7s || o->p7s_only)) {
+		targets[1] = list->path[0];
+	}
+	return ms_cli_dirs_of(targets, 2, dirs);
+}
+
+/*
+ * Signing, of one module or of many: one path. The module list comes
+ * first: a bad list costs no token login.
+ */
+static int
+sign_modules(const struct ms_opts *opts, struct ms_job *job)
+{
+	struct ms_module_list list = { NULL, 0, 0 };
+	struct ms_name_set names = { NULL, NULL, NULL };
+	struct ms_dir_set dirs = { 0 };
+	struct ms_stale_scan scan;
+	struct ms_run_end end = { MS_EXIT_FAIL, 0, false, false };
+	char *one[1] = { NULL };
+	ms_err err = MS_E_NOMEM;
+
+	memset(job, 0, sizeof(*job));
+	if (opts->bulk) {
+		err = ms_cli_list_build(opts, &list);
+	} else {
+		struct ms_opts single = { 0 };
+
+		single.modules = one;
+		single.n_modules = 1;
+		one[0] = strdup(opts->module);
+		if (one[0] != NULL) {
+			err = ms_cli_list_build(&single, &list);
+		}
+		free(one[0]);
+	}
+	if (err != MS_OK) {
+		goto out;
+	}
+	if (list.n == 0) {
+		ms_cli_error("no modules to sign");
+		goto out;
+	}
+	if (ms_cli_names_build(&list, opts->verbose, &names) != MS_OK) {
+		goto out;
+	}
+	if (run_dirs(opts, &list, &dirs) != MS_OK) {
+		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		goto out;
+	}
+	/* Killed runs' temp files go while the token starts: neither needs the other. */
+	ms_cli_dirs_stale_start(&scan, &dirs);
+	err = opts->raw_sig ? ms_cli_job_open_raw(job, opts) : ms_cli_job_open(job, opts);
+	ms_cli_dirs_stale_finish(&scan, opts->verbose);
+	if (err != MS_OK) {
+		if (opts->bulk) {
+			ms_cli_error("nothing signed: %zu module%s left untouched", list.n,
+				     list.n == 1 ? "" : "s");
+		}
+		goto out;
+	}
+	/* One fsync per directory, when its last module is done, not one per module. */
+	job->write_mode = MS_WRITE_REPLACE_DIR_SYNC_LATER;
+	ms_cli_run(job, &list, &names, &dirs, &end);
+	if (end.stuck) {
+		/*
+		 * A thread is stuck inside the token (or waits for another
+		 * process's lock): no clean finalize is possible, and what the
+		 * threads use stays. What was signed is made durable first,
+		 * unless a second signal asked to stop at once.
+		 */
+		if (!end.at_once && ms_cli_dirs_sync(&dirs) != MS_OK) {
+			end.rc = MS_EXIT_FAIL;
+		}
+		/* end.rc 0: every module signed, only a dropped token (--key) hung. */
+		ms_cli_exit_stuck(job, end.signo, end.rc);
+	}
+	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
+		end.rc = MS_EXIT_FAIL;
+	}
+out:
+	ms_cli_job_close(job);
+	ms_cli_dirs_free(&dirs);
+	ms_cli_names_free(&names);
+	ms_cli_list_free(&list);
+	if (end.signo != 0) {
+		ms_cli_exit_by_signal(end.signo);
+	}
+	return end.rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rlimit no_core = { 0, 0 };
+	struct ms_opts opts;
+	struct ms_job job;
+	mode_t mask;
+	int rc;
+
+	/* A core dump would carry the PIN and any key file we read. */
+	setrlimit(RLIMIT_CORE, &no_core);
+	/* A file size limit should fail the write (EFBIG), not kill the run. */
+	signal(SIGXFSZ, SIG_IGN);
+	/* A reader that went away (| head) is EPIPE on the write: we stop printing, not working. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Subcommands; sign-file's form starts with a hash name, never these words. */
+	if (argc >= 2 && strcmp(argv[1], "verify") == 0) {
+		return ms_cli_verify(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && strcmp(argv[1], "info") == 0) {
+		return ms_cli_info(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && strcmp(argv[1], "strip") == 0) {
+		return ms_cli_strip(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && strcmp(argv[1], "agent") == 0) {
+		return ms_cli_agent(argc - 1, argv + 1);
+	}
+	rc = ms_cli_parse(argc, argv, &opts);
+	if (rc != MS_EXIT_OK) {
+		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
+	}
+	mask = umask(0);
+	umask(mask);
+	opts.p7s_mode = 0666u & ~(unsigned)mask;
+
+	/* Keep the PIN out of swap while a token may still need it. */
+	mlock(&job.pin, sizeof(job.pin));
+	rc = sign_modules(&opts, &job);
+	munlock(&job.pin, sizeof(job.pin));
+	return rc;
+}
