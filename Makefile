@@ -222,7 +222,7 @@ build/verify-cpu: bench/verify_cpu.c $(patsubst %.c,$(REL)/%.o,$(LIB_SRC))
 
 # Boots kernels that enforce module signatures and load what modsign signed,
 # directly and inside kbuild runs (tests/kernel/README.md). PARTS="sign kbuild
-# k612" runs some of them.
+# k612 k72" runs some of them.
 kernel-check: modsign build/san/modsign build/slowtoken.so
 	tests/kernel/run.sh $(PARTS)
 

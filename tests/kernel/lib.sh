@@ -15,8 +15,9 @@ JOBS=${MODSIGN_KERNEL_JOBS:-2}
 BUSYBOX=/bin/busybox
 # Bumped when the way a kernel is built changes, to invalidate the cache.
 RECIPE=2
-# How many kernel builds the cache keeps (the most recently used).
-KEEP_BUILDS=5
+# How many kernel builds the cache keeps (the most recently used): 6.1,
+# 6.12-xz, 6.12-zstd, 7.2-xz, 7.2-zstd, powercut's and a spare.
+KEEP_BUILDS=7
 
 # --- helpers -----------------------------------------------------------
 
@@ -116,21 +117,45 @@ kc_setup() {
 
 # --- kernels -----------------------------------------------------------
 
-# kc_source PKG: Debian's source package PKG (linux-source-6.1, ...),
-# downloaded and unpacked in the cache. Sets SRC and DEBVER.
+# kc_apt_suite SUITE: apt-get options that make apt see only SUITE (Debian's
+# unstable suite "sid", ...) of the machine's own archive: a private sources
+# list in $CACHE/apt-SUITE naming the URI of the machine's release suite
+# (the one without a "-updates"/"-security" part), and private package
+# lists, so the machine's own apt state is neither read nor changed. Sets
+# APT_OPTS.
+kc_apt_suite() {
+	local suite=$1 dir=$CACHE/apt-$1 uri
+	uri=$(apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' 2>/dev/null |
+		awk '$1 == "deb" && $2 !~ /[-\/]/ { print $3; exit }')
+	[ -n "$uri" ] || die "no Debian release suite in the machine's apt sources to take the $suite suite from"
+	mkdir -p "$dir/lists/partial"
+	echo "deb $uri $suite main" >"$dir/sources.list"
+	APT_OPTS=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+}
+
+# kc_source PKG [SUITE]: Debian's source package PKG (linux-source-6.1, ...),
+# downloaded (from the machine's apt sources, or from SUITE of the same
+# archive: kc_apt_suite) and unpacked in the cache. Sets SRC and DEBVER.
 kc_source() {
-	local pkg=$1 deb f srcdir
+	local pkg=$1 suite=${2:-} deb f srcdir
 	phase "download $pkg"
 	mkdir -p "$CACHE/deb"
 	deb=$(ls "$CACHE"/deb/"${pkg}"_*_all.deb 2>/dev/null | sort -V | tail -n 1)
 	if [ -z "$deb" ]; then
+		APT_OPTS=()
+		[ -z "$suite" ] || kc_apt_suite "$suite"
 		rm -rf "$CACHE/deb/.partial"
 		mkdir -p "$CACHE/deb/.partial"
-		if ! (cd "$CACHE/deb/.partial" && apt-get download "$pkg") >"$T/.cmd" 2>&1; then
-			if [ "$(id -u)" -eq 0 ]; then
-				apt-get update >/dev/null 2>&1
-				(cd "$CACHE/deb/.partial" && apt-get download "$pkg") >"$T/.cmd" 2>&1 ||
-					die "apt-get download $pkg failed" "$(tail -n 5 "$T/.cmd")"
+		if ! (cd "$CACHE/deb/.partial" && apt-get "${APT_OPTS[@]}" download "$pkg") >"$T/.cmd" 2>&1; then
+			# The package lists may be missing or stale: a private suite's
+			# are ours to update; the machine's only root's.
+			if [ -n "$suite" ] || [ "$(id -u)" -eq 0 ]; then
+				# A failed update may still have fetched the list we need.
+				apt-get "${APT_OPTS[@]}" update >"$T/.update" 2>&1
+				(cd "$CACHE/deb/.partial" && apt-get "${APT_OPTS[@]}" download "$pkg") >"$T/.cmd" 2>&1 ||
+					die "apt-get download $pkg ${suite:+(suite $suite) }failed" \
+						"$(tail -n 5 "$T/.update")" "$(tail -n 5 "$T/.cmd")"
 			else
 				die "apt-get download $pkg failed (apt-get update first?)" "$(tail -n 5 "$T/.cmd")"
 			fi
@@ -142,7 +167,7 @@ kc_source() {
 		rm -rf "$CACHE/deb/.partial"
 		deb=$(ls "$CACHE"/deb/"${pkg}"_*_all.deb 2>/dev/null | sort -V | tail -n 1)
 		[ -n "$deb" ] || die "apt-get download $pkg left no .deb in $CACHE/deb"
-		echo "downloaded $(basename "$deb")"
+		echo "downloaded $(basename "$deb")${suite:+ from $suite}"
 	fi
 	DEBVER=$(basename "$deb" _all.deb)
 	DEBVER=${DEBVER#"${pkg}"_}
@@ -163,8 +188,10 @@ kc_source() {
 	fi
 }
 
-# kc_kernel NAME PKG FRAGMENT...: the kernel of Debian's source package PKG,
-# `make tinyconfig` plus the config FRAGMENTs (files in tests/kernel) and
+# kc_kernel NAME PKG[/SUITE] FRAGMENT...: the kernel of Debian's source
+# package PKG (from SUITE, as apt-get names it, when given: kc_source),
+# `make tinyconfig` plus the config FRAGMENTs (files in tests/kernel; a later
+# fragment's line for an option overrides an earlier one's) and
 # CONFIG_SYSTEM_TRUSTED_KEYS, built with `make bzImage modules` under
 # nice. Cached in $CACHE/build-<key>, the key a hash of everything that goes
 # into it. With KC_SEED set to another build's directory (a kernel that
@@ -172,13 +199,14 @@ kc_source() {
 # objects and kbuild recompiles only what the changed options touch.
 # Sets SRC, OBJ (the build tree), KB (its cache directory) and KVER.
 kc_kernel() {
-	local name=$1 pkg=$2 key frag line opt missing old
+	local name=$1 pkg=${2%%/*} suite='' key frag line opt missing old
+	[ "$2" = "$pkg" ] || suite=${2#*/}
 	shift 2
 	# One lock for the downloads and unpacking, one per build: runs that
 	# need different kernels do not wait for each other's builds.
 	exec 9>"$CACHE/.lock"
 	flock 9 || die "cannot lock $CACHE/.lock"
-	kc_source "$pkg"
+	kc_source "$pkg" "$suite"
 	exec 9>&-
 	for frag in "$@"; do
 		[ -f "$KDIR/$frag" ] || die "no config fragment $KDIR/$frag"
@@ -210,6 +238,14 @@ kc_kernel() {
 		cat "$KB/fragment.config" >>"$OBJ/.config"
 		quietly make -C "$SRC" O="$OBJ" olddefconfig
 		missing=""
+		# Each option's last line in the fragments is the one in effect.
+		awk '{ opt = $0 }
+			/^CONFIG_[A-Za-z0-9_]*=/ { sub(/=.*/, "", opt) }
+			/^# CONFIG_[A-Za-z0-9_]* is not set$/ { opt = $2 }
+			opt == $0 { next }
+			{ last[opt] = $0; if (!(opt in seen)) { seen[opt] = 1; order[++n] = opt } }
+			END { for (i = 1; i <= n; i++) print last[order[i]] }' \
+			"$KB/fragment.config" >"$KB/fragment.effective"
 		while IFS= read -r line; do
 			case $line in
 			CONFIG_*=*)
@@ -219,7 +255,7 @@ kc_kernel() {
 				opt=${opt%% *}
 				grep -q "^$opt=" "$OBJ/.config" && missing="$missing $line" ;;
 			esac
-		done <"$KB/fragment.config"
+		done <"$KB/fragment.effective"
 		[ -z "$missing" ] || die "after olddefconfig these lines of the $name config fragments are not in effect:" $missing
 		echo "config: every line of $* is in .config"
 
@@ -404,24 +440,41 @@ kc_testmods() {
 
 # --- kbuild runs -------------------------------------------------------
 
-# kinstall RUN SRCTREE TREE EXT STAGE [MAKE-ARGS...]: `make -jJOBS
-# modules_install` of the in-tree modules of TREE, then of the out-of-tree
-# ones of EXT (M=), into STAGE, with slowtoken's call log in
-# $T/p11-RUN.log and make's output in $T/make-RUN.log. Fails when either
-# make fails.
+# kc_modules_install JOBS SRCTREE TREE EXT STAGE [MAKE-ARGS...]: `make
+# -jJOBS modules_install` of the in-tree modules of TREE, then of the
+# out-of-tree ones of EXT (M=), into STAGE. Exported: kinstall runs it in a
+# child of `modsign agent`.
+kc_modules_install() {
+	local jobs=$1 src=$2 tree=$3 ext=$4 stage=$5
+	shift 5
+	nice -n 10 make -C "$src" O="$tree" -j"$jobs" INSTALL_MOD_PATH="$stage" "$@" modules_install &&
+	nice -n 10 make -C "$src" O="$tree" -j"$jobs" M="$ext" INSTALL_MOD_PATH="$stage" "$@" modules_install
+}
+export -f kc_modules_install
+
+# kinstall RUN SRCTREE TREE EXT STAGE [MAKE-ARGS...]: kc_modules_install,
+# with slowtoken's call log in $T/p11-RUN.log and make's output in
+# $T/make-RUN.log; with KC_AGENT set to a key, both makes run under one
+# `modsign agent KC_AGENT`. Fails when either make fails.
 kinstall() {
 	local run=$1 src=$2 tree=$3 ext=$4 stage=$5 rc
 	shift 5
 	rm -rf "$stage"
 	export SLOWTOKEN_LOG=$T/p11-$run.log
 	: >"$SLOWTOKEN_LOG"
-	nice -n 10 make -C "$src" O="$tree" -j"$JOBS" INSTALL_MOD_PATH="$stage" "$@" \
-		modules_install >"$T/make-$run.log" 2>&1 &&
-	nice -n 10 make -C "$src" O="$tree" -j"$JOBS" M="$ext" INSTALL_MOD_PATH="$stage" "$@" \
-		modules_install >>"$T/make-$run.log" 2>&1
+	${KC_AGENT:+"$MODSIGN" agent "$KC_AGENT" --} bash -c 'kc_modules_install "$@"' kinstall \
+		"$JOBS" "$src" "$tree" "$ext" "$stage" "$@" >"$T/make-$run.log" 2>&1
 	rc=$?
 	unset SLOWTOKEN_LOG
 	return $rc
+}
+
+# have_agent WHAT: modsign has `modsign agent`; without it, prints a NOTE
+# that WHAT is not run, and fails.
+have_agent() {
+	"$MODSIGN" --help 2>&1 | grep -q 'modsign agent' && return 0
+	echo "NOTE modsign has no agent: $1 not run"
+	return 1
 }
 
 # make_failed NAME LOG: a failed make is a failed case, with its last lines.
@@ -466,4 +519,316 @@ token_key() {
 	quietly softhsm2-util --import "$T/signing.key.pem" --token modsign-test --label "$1" \
 		--id "$2" --pin "$PIN"
 	rm -f "$T/signing.key.pem"
+}
+
+# cert_uri NAME: the URI of a certificate on the test token, by label.
+cert_uri() {
+	printf 'pkcs11:token=modsign-test;object=%s;type=cert?module-path=%s' "$1" "$SOFTHSM"
+}
+
+# --- compressed modules (k612.sh, k72.sh) --------------------------------
+# These use the caller's n_all (modules each install holds), CERT (the
+# kernel's certificate) and, for direct, DIRECT_MODS (the directory of the
+# unsigned out-of-tree test modules).
+
+# unpack FILE OUT: the module inside a .ko.xz or .ko.zst.
+unpack() {
+	case $1 in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -q -dc "$1" >"$2" ;;
+	esac
+}
+
+# check_compressed RUN STAGE SUFFIX COUNT CERT [unsigned]: COUNT modules
+# with SUFFIX and no .ko left; each a stream the kernel's decoder takes (xz:
+# a CRC32 check; zstd: one frame), and the module inside signed and
+# verified against CERT (or, with "unsigned", not signed).
+check_compressed() {
+	local run=$1 stage=$2 suffix=$3 want=$4 cert=$5 mode=${6:-signed} n f bad=""
+	n=$(modules_of "$stage" "$suffix" | grep -c .)
+	if [ "$n" -ne "$want" ] || [ -n "$(modules_of "$stage" .ko)" ]; then
+		t_fail "$run: $want $suffix modules installed, no .ko" "$(find "$stage" -name '*.ko*')"
+		return
+	fi
+	for f in $(modules_of "$stage" "$suffix"); do
+		case $suffix in
+		.ko.xz)
+			xz --robot --list "$f" 2>/dev/null | grep -q '^file.*	CRC32	' ||
+				bad="$bad ${f#"$stage"/}(not xz with CRC32)" ;;
+		.ko.zst)
+			zstd -q -t "$f" 2>/dev/null || bad="$bad ${f#"$stage"/}(not zstd)" ;;
+		esac
+		unpack "$f" "$T/.unpacked.ko" || bad="$bad ${f#"$stage"/}(does not decompress)"
+		if [ "$mode" = unsigned ]; then
+			is_signed "$T/.unpacked.ko" && bad="$bad ${f#"$stage"/}(signed)"
+		elif ! is_signed "$T/.unpacked.ko"; then
+			bad="$bad ${f#"$stage"/}(unsigned inside)"
+		elif ! "$MODSIGN" verify -c "$cert" "$T/.unpacked.ko" >"$T/.verify" 2>&1; then
+			bad="$bad ${f#"$stage"/}($(head -n 1 "$T/.verify"))"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		t_pass "$run: $n $suffix modules installed, each $mode inside"
+	else
+		t_fail "$run: $want $suffix modules, each $mode inside" "bad:$bad"
+	fi
+}
+
+# load_compressed RUN STAGE SUFFIX: each installed module must load,
+# decompressed by the kernel (kc-finit).
+load_compressed() {
+	local run=$1 stage=$2 suffix=$3 f mod
+	for f in $(modules_of "$stage" "$suffix"); do
+		mod=$(basename "$f" "$suffix")
+		mod=${mod//-/_}
+		add_case "$run: loads ${f#"$stage"/lib/modules/*/}" "$mod" "$f" LOADED "" finit
+	done
+}
+
+# same_files NAME STAGE REF-STAGE SUFFIX: every module of STAGE byte for byte
+# as in REF-STAGE.
+same_files() {
+	local name=$1 stage=$2 ref=$3 f differ=""
+	for f in $(modules_of "$stage" "$4"); do
+		cmp -s "$f" "$ref/${f#"$stage"/}" || differ="$differ ${f#"$stage"/}"
+	done
+	if [ -z "$differ" ]; then
+		t_pass "$name: every ${4} byte for byte as $(basename "$ref")'s"
+	else
+		t_fail "$name: every ${4} byte for byte as $(basename "$ref")'s" "differ:$differ"
+	fi
+}
+
+# dropin RUN TREE EXT STAGE SUFFIX URI [SRCTREE CALLS]: modsign as TREE's
+# scripts/sign-file, `make -j2 modules_install` with the key URI: kbuild
+# signs each module, then compresses it; one token start-up and login per
+# module (under KC_AGENT: one in all), or CALLS of each with the kbuild
+# source tree SRCTREE (a patched one: kc_srctree_patched).
+dropin() {
+	local run=$1 tree=$2 ext=$3 stage=$4 suffix=$5 uri=$6 src=${7:-$SRC} calls=${8:-$n_all}
+	[ -n "${KC_AGENT:-}" ] && calls=1
+	if kinstall "${run%% *}" "$src" "$tree" "$ext" "$stage" CONFIG_MODULE_SIG_ALL=y \
+		CONFIG_MODULE_SIG_KEY="$uri"; then
+		check_compressed "$run" "$stage" "$suffix" "$n_all" "$CERT"
+		check_calls "$run (${KC_AGENT:+under the agent: }$calls login$([ "$calls" = 1 ] || echo s))" \
+			"$T/p11-${run%% *}.log" "$calls" "$calls" "$calls"
+		load_compressed "$run" "$stage" "$suffix"
+	else
+		make_failed "$run" "$T/make-${run%% *}.log"
+	fi
+}
+
+# two_stage RUN STAGE SUFFIX URI: STAGE, installed unsigned and compressed,
+# signed by one `modsign -b -r`: each module signed inside, one login.
+two_stage() {
+	local run=$1 stage=$2 suffix=$3 uri=$4
+	export SLOWTOKEN_LOG=$T/p11-${run%% *}.log
+	: >"$SLOWTOKEN_LOG"
+	if "$MODSIGN" -b -r "$stage/lib/modules" sha512 "$uri" "$CERT" >"$T/.sign" 2>&1; then
+		check_compressed "$run: one modsign -b -r" "$stage" "$suffix" "$n_all" "$CERT"
+		check_calls "$run: one modsign -b -r" "$SLOWTOKEN_LOG" 1 1 1
+		load_compressed "$run" "$stage" "$suffix"
+	else
+		t_fail "$run: modsign -b -r" "$(cat "$T/.sign")"
+	fi
+	unset SLOWTOKEN_LOG
+}
+
+# direct NAME MODULE EXPECT PATTERN -- MODSIGN-ARGS: a fresh copy of the
+# uncompressed test module MODULE of DIRECT_MODS, signed by modsign with
+# MODSIGN-ARGS, loaded by insmod. Sets LAST to the signed file ("" when
+# modsign failed) and leaves modsign's output in $T/.sign.
+direct() {
+	local name=$1 mod=$2 expect=$3 pattern=$4 f
+	shift 5
+	f=$T/w/$ncase.$mod.ko
+	mkdir -p "$T/w"
+	cp "$DIRECT_MODS/$mod.ko" "$f"
+	if "$MODSIGN" "$@" "$f" >"$T/.sign" 2>&1; then
+		add_case "$name" "$mod" "$f" "$expect" "$pattern"
+		LAST=$f
+	else
+		t_fail "sign: $name" "modsign $* $f" "$(cat "$T/.sign")"
+		LAST=""
+	fi
+}
+
+# sign_matrix PREFIX MODULE HASHES KEYS: for each hash of HASHES and each
+# TEST-ONLY key of KEYS, from the PEM file and from the token (direct):
+# MODULE signed by modsign loads, and `openssl cms -verify` accepts the
+# signature.
+sign_matrix() {
+	local prefix=$1 mod=$2 hashes=$3 keys=$4 h k src
+	for h in $hashes; do
+		for k in $keys; do
+			for src in pem token; do
+				if [ $src = pem ]; then
+					set -- "$DATA/$k.key.pem" "$DATA/$k.x509.pem"
+				else
+					set -- "$(key_uri "$k")" "$(cert_uri "$k")"
+				fi
+				direct "$prefix: modsign $h $k $src loads" "$mod" LOADED "" -- "$h" "$@"
+				[ -n "$LAST" ] || continue
+				if openssl_verify "$LAST" "$DIRECT_MODS/$mod.ko" "$DATA/$k.x509.pem"; then
+					t_pass "$prefix: openssl cms -verify accepts modsign's $h $k $src signature"
+				else
+					t_fail "$prefix: openssl cms -verify accepts modsign's $h $k $src signature" \
+						"$(cat "$T/.verify")"
+				fi
+			done
+		done
+	done
+}
+
+# signfile_case NAME MODULE HASH KEY: MODULE of DIRECT_MODS signed by the
+# kernel's own sign-file (OpenSSL) with HASH and the TEST-ONLY key KEY
+# must load: the oracle that the kernel takes what modsign's cases test.
+signfile_case() {
+	local f=$T/w/$ncase.signfile.ko
+	mkdir -p "$T/w"
+	cp "$DIRECT_MODS/$2.ko" "$f"
+	if "$OBJ/scripts/sign-file" "$3" "$DATA/$4.key.pem" "$DATA/$4.x509.pem" "$f" >"$T/.sign" 2>&1; then
+		add_case "$1" "$2" "$f" LOADED
+	else
+		t_fail "$1: sign-file $3" "$(cat "$T/.sign")"
+	fi
+}
+
+# --- a pair of kernels, xz and zstd (k612.sh, k72.sh) ----------------------
+# Both scripts build one kernel per compression format and share this
+# layout: OBJ_XZ/OBJ_ZST (builds), $T/ext-xz, $T/ext-zst (the test modules
+# built against each), $T/tree-{xz,zst}-{sf,ms} (private tree copies, the
+# -ms ones with modsign as scripts/sign-file), URI_XZ/URI_ZST (each build's
+# own key on the test token, through the slowtoken shim).
+
+# kc_use xz|zst: the cases from here on are for that kernel: OBJ, KVER and
+# CERT (its certificate) are its, and a new initramfs is started.
+kc_use() {
+	if [ "$1" = xz ]; then
+		OBJ=$OBJ_XZ
+		KVER=$KVER_XZ
+	else
+		OBJ=$OBJ_ZST
+		KVER=$KVER_ZST
+	fi
+	CERT=$OBJ/certs/signing_key.x509
+	kc_initrd "$1"
+}
+
+# kc_pair_setup LABEL ID: the test modules, the token with both build keys
+# (labels LABELxz and LABELzst, ids ID and ID+1) and the four trees. Sets
+# n_in, n_all, URI_XZ, URI_ZST.
+kc_pair_setup() {
+	local label=$1 id=$2
+	phase modules
+	OBJ=$OBJ_XZ
+	kc_testmods "$T/ext-xz" modules $EXT_MODS
+	OBJ=$OBJ_ZST
+	kc_testmods "$T/ext-zst" modules $EXT_MODS
+	n_in=$(grep -c . "$OBJ_XZ/modules.order")
+	n_all=$((n_in + 3))
+	echo "$n_in in-tree modules in $KVER_XZ, 3 out-of-tree test modules"
+
+	phase token
+	t_token
+	token_key "${label}xz" "$id" "$OBJ_XZ"
+	token_key "${label}zst" $((id + 1)) "$OBJ_ZST"
+	export KBUILD_SIGN_PIN=$PIN
+	URI_XZ="pkcs11:token=modsign-test;object=${label}xz;type=private?module-path=$SLOWTOKEN"
+	URI_ZST="pkcs11:token=modsign-test;object=${label}zst;type=private?module-path=$SLOWTOKEN"
+	# One process on the token at a time (kbuild.sh says why).
+	export SLOWTOKEN_EXCLUSIVE=$T/token.lock
+
+	phase trees
+	OBJ=$OBJ_XZ
+	kc_tree_copy "$T/tree-xz-sf"
+	kc_tree_copy "$T/tree-xz-ms"
+	install -m 0755 "$MODSIGN" "$T/tree-xz-ms/scripts/sign-file"
+	OBJ=$OBJ_ZST
+	kc_tree_copy "$T/tree-zst-sf"
+	kc_tree_copy "$T/tree-zst-ms"
+	install -m 0755 "$MODSIGN" "$T/tree-zst-ms/scripts/sign-file"
+}
+
+# kc_x5 VER: on the xz kernel (OBJ, CERT set), X5: installed unsigned and
+# compressed, two of them must be refused as they are, and one with
+# sign-file's signature appended to the .ko.xz (the wrong order: the kernel
+# decompresses and finds no signature); then one `modsign -b -r` signs the
+# whole staging tree and every module loads.
+kc_x5() {
+	local ver=$1 f mod
+	phase "X5 two-stage xz"
+	if ! kinstall X5 "$SRC" "$T/tree-xz-sf" "$T/ext-xz" "$T/x5"; then
+		make_failed "X5 unsigned install, xz" "$T/make-X5.log"
+		return
+	fi
+	check_compressed "X5 unsigned install, xz" "$T/x5" .ko.xz "$n_all" "$CERT" unsigned
+	for f in $(modules_of "$T/x5" .ko.xz | head -n 2); do
+		mod=$(basename "$f" .ko.xz)
+		add_case "$ver refuses: unsigned ${mod}.ko.xz" "${mod//-/_}" "$f" REFUSED \
+			'Loading of unsigned module is rejected' finit
+	done
+	f=$(modules_of "$T/x5" .ko.xz | head -n 1)
+	mod=$(basename "$f" .ko.xz)
+	cp "$f" "$T/appended.ko.xz"
+	if "$OBJ/scripts/sign-file" sha512 "$OBJ/certs/signing_key.pem" "$CERT" "$T/appended.ko.xz" \
+		>"$T/.sign" 2>&1; then
+		add_case "$ver refuses: sign-file's signature appended to a .ko.xz" "${mod//-/_}" \
+			"$T/appended.ko.xz" REFUSED 'Loading of unsigned module is rejected' finit
+	else
+		t_fail "sign-file on a .ko.xz" "$(cat "$T/.sign")"
+	fi
+	two_stage "X5 two-stage xz" "$T/x5" .ko.xz "$URI_XZ"
+}
+
+# kc_x8 VER: on the xz kernel, X8: the drop-in as kbuild calls it with a
+# SHA-3 hash (CONFIG_MODULE_SIG_HASH=sha3-384); every module loads.
+kc_x8() {
+	phase "X8 sha3-384 xz"
+	if kinstall X8 "$SRC" "$T/tree-xz-ms" "$T/ext-xz" "$T/x8" CONFIG_MODULE_SIG_ALL=y \
+		CONFIG_MODULE_SIG_KEY="$URI_XZ" CONFIG_MODULE_SIG_HASH=sha3-384; then
+		check_compressed "X8 $1 drop-in, xz, sha3-384" "$T/x8" .ko.xz "$n_all" "$CERT"
+		load_compressed "X8 $1 drop-in, xz, sha3-384" "$T/x8" .ko.xz
+	else
+		make_failed "X8 $1 drop-in, xz, sha3-384" "$T/make-X8.log"
+	fi
+}
+
+# kc_zstd_cases VER: on the zstd kernel, Z1 (the drop-in) and Z5 (two
+# stages), and X1's signed .ko.xz refused: one kernel decompresses one
+# format. Starts the zstd initramfs; the caller may add cases, then boots.
+kc_zstd_cases() {
+	local ver=$1 f mod
+	kc_use zst
+
+	phase "Z1 drop-in zstd"
+	dropin "Z1 $ver drop-in, zstd" "$T/tree-zst-ms" "$T/ext-zst" "$T/z1" .ko.zst "$URI_ZST"
+	f=$(modules_of "$T/x1" .ko.xz 2>/dev/null | head -n 1)
+	if [ -n "$f" ]; then
+		mod=$(basename "$f" .ko.xz)
+		add_case "$ver refuses: a signed .ko.xz on the zstd kernel" "${mod//-/_}" "$f" REFUSED \
+			'Invalid argument.*not a zstd compressed module' finit
+	fi
+
+	phase "Z5 two-stage zstd"
+	if kinstall Z5 "$SRC" "$T/tree-zst-sf" "$T/ext-zst" "$T/z5"; then
+		two_stage "Z5 two-stage zstd" "$T/z5" .ko.zst "$URI_ZST"
+	else
+		make_failed "Z5 unsigned install, zstd" "$T/make-Z5.log"
+	fi
+}
+
+# kc_boot_certs VER KEY...: the boot of $BD loaded each TEST-ONLY KEY's
+# certificate as a built-in trusted key.
+kc_boot_certs() {
+	local ver=$1 k
+	shift
+	for k in "$@"; do
+		if grep -q "^KC-BOOT Loaded X.509 cert 'modsign test: TEST-ONLY modsign $k: " "$BD/console.txt"; then
+			t_pass "boot $ver: the $k certificate is a built-in trusted key"
+		else
+			t_fail "boot $ver: the $k certificate is a built-in trusted key" \
+				"$(grep '^KC-BOOT' "$BD/console.txt")"
+		fi
+	done
 }

@@ -5,13 +5,14 @@
 #   sign    modsign called directly; Linux 6.1 loads or refuses each module
 #   kbuild  modsign inside kbuild and DKMS runs on Linux 6.1
 #   k612    Linux 6.12: the kbuild patch, compressed modules, SHA-3
+#   k72     Linux 7.2 (Debian unstable): what k612 proves, the agent, SHA-1
 # Usage: tests/kernel/run.sh [PART...]   (default: all, in this order)
 #
 # A part fails when it omits its closing line, or when a test PIN appears in
 # its output (the kbuild runs' logs go there too: KBUILD_SIGN_PIN must never
 # reach a command line or a message).
 cd "$(dirname "$0")/../.." || exit 1
-[ $# -gt 0 ] || set -- sign kbuild k612
+[ $# -gt 0 ] || set -- sign kbuild k612 k72
 passed=0
 failed=0
 log=$(mktemp /tmp/modsign-kernel-check.XXXXXX)

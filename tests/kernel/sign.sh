@@ -62,10 +62,6 @@ phase sign
 t_token
 export KBUILD_SIGN_PIN=$PIN
 
-cert_uri() {
-	printf 'pkcs11:token=modsign-test;object=%s;type=cert?module-path=%s' "$1" "$SOFTHSM"
-}
-
 # Must load: each trusted key, from the PEM file and from the token, each
 # hash, with and without -k, one module at a time and all three in one -b run.
 i=0
