@@ -164,7 +164,7 @@ same_files "X3 7.2 kbuild patch, xz" "$T/x3" "$T/x1" .ko.xz
 # must make, for the in-tree install and for M= (which upstream lets pass
 # unsigned with '|| true'); nothing gets compressed, no list file is left.
 for m in in-tree "M=$T/ext-xz"; do
-	run="X3f 7.2 kbuild patch, ${m%%=*}: a failed signature fails make"
+	run="X3f 7.2 kbuild patch, ${m%%/*}: a failed signature fails make"
 	rm -rf "$T/x3f"
 	if nice -n 10 make -C "$PSRC" O="$T/tree-xz-ms" ${m#in-tree} INSTALL_MOD_PATH="$T/x3f" \
 		CONFIG_MODULE_SIG_ALL=y CONFIG_MODULE_SIG_KEY="${URI_XZ/object=k72xz;/object=k72none;}" \
