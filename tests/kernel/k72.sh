@@ -14,6 +14,9 @@
 #   X1/Z1   modsign as scripts/sign-file, `make -j2 modules_install`:
 #           kbuild signs, then compresses (.ko.xz, .ko.zst)
 #   X2      X1 under `modsign agent`: one login for both makes
+#   X3      contrib/kbuild's 7.2 Makefile.modinst patch: one sign-file -b
+#           call and one login per make (in-tree, then M=), then
+#           compression; a failed signature fails make (in-tree and M=)
 #   X5/Z5   two-stage: installed unsigned and compressed, then one
 #           `modsign -b -r` over the staging tree
 #   X8      kbuild with CONFIG_MODULE_SIG_HASH=sha3-384
@@ -55,6 +58,8 @@ esac
 kc_pair_setup k72 13
 [ "$n_in" -ge 3 ] ||
 	die "the 7.2 build has $n_in in-tree modules (modules.order), want test_module, md4, rmd160"
+
+kc_srctree_patched "$T/src-bulk" "$TOP/contrib/kbuild/linux-7.2-bulk-sign.patch"
 
 # === the xz kernel (SHA-1 built in) ====================================
 
@@ -150,6 +155,29 @@ if have_agent "X2 (the drop-in under the agent)"; then
 	# RSA is deterministic and xz too: the same files as without the agent.
 	same_files "X2 7.2 drop-in under modsign agent, xz" "$T/x2" "$T/x1" .ko.xz
 fi
+
+phase "X3 bulk patch xz"
+dropin "X3 7.2 kbuild patch, xz" "$T/tree-xz-ms" "$T/ext-xz" "$T/x3" .ko.xz "$URI_XZ" "$PSRC" 2
+# RSA is deterministic and xz too: the same files as one by one.
+same_files "X3 7.2 kbuild patch, xz" "$T/x3" "$T/x1" .ko.xz
+# A key the token does not hold: the one sign-file -b call fails, and so
+# must make, for the in-tree install and for M= (which upstream lets pass
+# unsigned with '|| true'); nothing gets compressed, no list file is left.
+for m in in-tree "M=$T/ext-xz"; do
+	run="X3f 7.2 kbuild patch, ${m%%/*}: a failed signature fails make"
+	rm -rf "$T/x3f"
+	if nice -n 10 make -C "$PSRC" O="$T/tree-xz-ms" ${m#in-tree} INSTALL_MOD_PATH="$T/x3f" \
+		CONFIG_MODULE_SIG_ALL=y CONFIG_MODULE_SIG_KEY="${URI_XZ/object=k72xz;/object=k72none;}" \
+		modules_install >"$T/make-X3f.log" 2>&1; then
+		t_fail "$run" "make succeeded: $(grep SIGN "$T/make-X3f.log")"
+	elif ! grep -q '__modsign_bulk\] Error' "$T/make-X3f.log"; then
+		t_fail "$run" "make failed elsewhere: $(tail -n 10 "$T/make-X3f.log")"
+	elif [ -n "$(find "$T/x3f" -name '*.ko.xz' -o -name .modules-to-sign)" ]; then
+		t_fail "$run" "left: $(find "$T/x3f" -name '*.ko.xz' -o -name .modules-to-sign)"
+	else
+		t_pass "$run; nothing compressed, no list file left"
+	fi
+done
 
 kc_x5 7.2
 
