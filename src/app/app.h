@@ -140,6 +140,7 @@ struct ms_app_sig_check {
 	char why_buf[128];	/* @why when it had to be formatted */
 	bool at_rules;		/* the failure is of the kernel's module rules (@why the rule) */
 	bool at_hash;		/* the failure is the module file's, while hashing */
+	bool mldsa_waived;	/* ML-DSA signed attributes, taken by the waiver only */
 	struct ms_pkcs7_signer_result res[MS_PKCS7_SIGNERS_MAX];	/* per signer */
 };
 
@@ -151,6 +152,10 @@ struct ms_app_sig_check {
  * each signer must verify over the digest of @mf's first @payload_len bytes
  * with one of @certs. With no @certs, the certificates @msg carries are
  * used to check the signature math, never trusted (`verify` without -c).
+ * @mldsa_waiver: judge as a kernel built with
+ * CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA, which takes the signed
+ * attributes sign-file 7.2 writes for ML-DSA (@out->mldsa_waived then
+ * says the module needs it); false: the kernel's default rules.
  * Return: MS_OK; MS_E_MALFORMED (module rules broken, or a carried
  * certificate that does not parse; @out->why); MS_E_MISMATCH (another
  * hash; @out->why); the errors of ms_app_payload_digest() with
@@ -158,7 +163,8 @@ struct ms_app_sig_check {
  */
 ms_err ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_pkcs7 *msg,
 			 const struct ms_cms_cert *const *certs, size_t n_certs,
-			 enum ms_hash_alg want_hash, struct ms_app_sig_check *out) MS_MUST_CHECK;
+			 enum ms_hash_alg want_hash, bool mldsa_waiver,
+			 struct ms_app_sig_check *out) MS_MUST_CHECK;
 
 /*
  * ms_app_lanes_open() - the lane pool of a run's key, for the bulk run and

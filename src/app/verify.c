@@ -40,7 +40,7 @@ carried_certs(const struct ms_pkcs7 *msg, struct ms_cms_cert **certs, size_t *n,
 ms_err
 ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_pkcs7 *msg,
 		  const struct ms_cms_cert *const *certs, size_t n_certs,
-		  enum ms_hash_alg want_hash, struct ms_app_sig_check *out)
+		  enum ms_hash_alg want_hash, bool mldsa_waiver, struct ms_app_sig_check *out)
 {
 	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
 	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
@@ -50,6 +50,13 @@ ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_p
 
 	memset(out, 0, sizeof(*out));
 	err = ms_pkcs7_check_module(msg, &out->why);
+	if (err != MS_OK && mldsa_waiver &&
+	    ms_pkcs7_check_module_mldsa_waiver(msg, NULL) == MS_OK) {
+		/* Only signed attributes broke the default rules: ML-DSA's, which the waiver takes. */
+		out->why = NULL;
+		out->mldsa_waived = true;
+		err = MS_OK;
+	}
 	if (err != MS_OK) {
 		out->at_rules = true;
 		return MS_E_MALFORMED;

@@ -18,8 +18,14 @@
 #define TEXT_LEN 1024
 #define COL 16		/* key column, as modinfo aligns it */
 
+/* The kernel's option that takes ML-DSA signed attributes. */
+#define WAIVER_NAME "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"
+#define WAIVER_NOTE \
+	"ML-DSA with signed attributes: a 7.x kernel takes them only with " WAIVER_NAME "=y"
+
 static const char usage_text[] =
-	"Usage: modsign info [--json] [-r <dir>]... [--files-from <file> [-0]] [<module>...]\n";
+	"Usage: modsign info [--json] [--kernel-default] [-r <dir>]... [--files-from <file> [-0]]\n"
+	"                    [<module>...]\n";
 
 static const char help_text[] =
 	"Show each module's appended signature: signed or not, the lengths, each\n"
@@ -28,6 +34,9 @@ static const char help_text[] =
 	"verified: use `modsign verify`.\n"
 	"\n"
 	"  --json            one JSON array, an object per module\n"
+	"  --kernel-default  ML-DSA signed attributes (sign-file 7.2's) break the rules,\n"
+	"                    as in a kernel without " WAIVER_NAME ";\n"
+	"                    without it they are taken, with a note\n"
 	MS_INSPECT_HELP_MODULES
 	"\n"
 	"Exit status: 0 when every module was read and is unsigned or carries a\n"
@@ -48,8 +57,13 @@ sig_alg_long(const struct ms_pkcs7_signer *s)
 		"ecdsa-with-SHA384", "ecdsa-with-SHA512", "ecdsa-with-SHA3-256",
 		"ecdsa-with-SHA3-384", "ecdsa-with-SHA3-512",
 	};
+	static const char *const mldsa[] = { "ML-DSA", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87" };
 	size_t i = (size_t)s->sig_hash;
 
+	if (s->key_type == MS_KEY_MLDSA) {
+		i = (size_t)s->mldsa;
+		return i < sizeof(mldsa) / sizeof(mldsa[0]) ? mldsa[i] : "ML-DSA";
+	}
 	if (s->key_type == MS_KEY_RSA) {
 		return "rsaEncryption";
 	}
@@ -100,7 +114,7 @@ text_modinfo(const struct ms_pkcs7_signer *s)
 
 static void
 text_module(const char *path, const struct ms_sigmod *m, ms_err err, const char *why,
-	    const char *problem)
+	    const char *problem, const char *note)
 {
 	size_t i;
 	char tag[32];
@@ -144,6 +158,9 @@ text_module(const char *path, const struct ms_sigmod *m, ms_err err, const char 
 	if (problem != NULL) {
 		ms_cli_line(stdout, "%-*s%s", COL, "error:", problem);
 	}
+	if (note != NULL) {
+		ms_cli_line(stdout, "%-*s%s", COL, "note:", note);
+	}
 	ms_cli_line(stdout, "%s", "");
 }
 
@@ -175,7 +192,7 @@ json_signer(const struct ms_pkcs7_signer *s, bool comma)
 
 static void
 json_module(const char *path, const struct ms_sigmod *m, ms_err err, const char *why,
-	    const char *problem, bool comma)
+	    const char *problem, const char *note, bool comma)
 {
 	char text[TEXT_LEN];
 	size_t i;
@@ -224,6 +241,9 @@ json_module(const char *path, const struct ms_sigmod *m, ms_err err, const char 
 	if (problem != NULL) {
 		json_key_str("error", problem, true);
 	}
+	if (note != NULL) {
+		json_key_str("note", note, true);
+	}
 	printf("}");
 }
 
@@ -236,7 +256,7 @@ ms_cli_info(int argc, char **argv)
 	size_t i;
 	int rc;
 
-	rc = ms_cli_inspect_args(argc, argv, MS_INSPECT_OPT_JSON, usage_text, help_text, &a);
+	rc = ms_cli_inspect_args(argc, argv, MS_INSPECT_OPT_JSON | MS_INSPECT_OPT_KERNEL_DEFAULT, usage_text, help_text, &a);
 	if (rc != MS_EXIT_OK) {
 		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
@@ -254,7 +274,7 @@ ms_cli_info(int argc, char **argv)
 	for (i = 0; i < list.n; i++) {
 		struct ms_sigmod m;
 		char why[WHY_LEN] = "", problem[WHY_LEN] = "";
-		const char *rule = NULL;
+		const char *rule = NULL, *note = NULL;
 		bool has_problem = false;
 		ms_err err;
 
@@ -264,17 +284,23 @@ ms_cli_info(int argc, char **argv)
 			snprintf(problem, sizeof(problem), "PKCS#7: %s", m.parse_why);
 			has_problem = true;
 		} else if (err == MS_OK && ms_pkcs7_check_module(&m.msg, &rule) != MS_OK) {
-			snprintf(problem, sizeof(problem), "PKCS#7: %s", rule);
-			has_problem = true;
+			if (!a.kernel_default &&
+			    ms_pkcs7_check_module_mldsa_waiver(&m.msg, NULL) == MS_OK) {
+				note = WAIVER_NOTE;
+			} else {
+				snprintf(problem, sizeof(problem), "PKCS#7: %s", rule);
+				has_problem = true;
+			}
 		}
 		if (has_problem || (err != MS_OK && err != MS_E_NOTFOUND)) {
 			n_bad++;
 		}
 		if (a.json) {
 			json_module(list.path[i], &m, err, why, has_problem ? problem : NULL,
-				    i > 0);
+				    note, i > 0);
 		} else {
-			text_module(list.path[i], &m, err, why, has_problem ? problem : NULL);
+			text_module(list.path[i], &m, err, why, has_problem ? problem : NULL,
+				    note);
 		}
 		ms_cli_sigmod_clear(&m);
 	}

@@ -21,6 +21,7 @@
 /* Above the module-list options' codes (listopt.h). */
 enum {
 	OPT_JSON = 0x300,
+	OPT_KERNEL_DEFAULT,
 };
 
 /* Every option of the three; a command drops those its @allowed lacks. */
@@ -28,6 +29,7 @@ static const struct option all_long_opts[] = {
 	MS_LISTOPT_LONG,
 	{ "cert", required_argument, NULL, 'c' },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "kernel-default", no_argument, NULL, OPT_KERNEL_DEFAULT },
 	{ "help", no_argument, NULL, 'h' },
 };
 
@@ -51,6 +53,9 @@ is_allowed(int val, unsigned allowed)
 	}
 	if (val == OPT_JSON) {
 		return (allowed & MS_INSPECT_OPT_JSON) != 0;
+	}
+	if (val == OPT_KERNEL_DEFAULT) {
+		return (allowed & MS_INSPECT_OPT_KERNEL_DEFAULT) != 0;
 	}
 	return true;
 }
@@ -88,6 +93,10 @@ one_option(int opt, const char *arg, const char *usage, struct ms_inspect_args *
 	}
 	if (opt == OPT_JSON) {
 		a->json = true;
+		return MS_EXIT_OK;
+	}
+	if (opt == OPT_KERNEL_DEFAULT) {
+		a->kernel_default = true;
 		return MS_EXIT_OK;
 	}
 	err = ms_cli_list_opt(&a->list, opt, arg);

@@ -21,6 +21,7 @@
 enum {
 	MS_INSPECT_OPT_CERT = 1u,	/* -c, --cert FILE|URI */
 	MS_INSPECT_OPT_JSON = 2u,	/* --json */
+	MS_INSPECT_OPT_KERNEL_DEFAULT = 4u,	/* --kernel-default */
 };
 
 struct ms_inspect_args {
@@ -28,6 +29,7 @@ struct ms_inspect_args {
 	const char *certs[MS_INSPECT_CERTS_MAX];
 	size_t n_certs;
 	bool json;
+	bool kernel_default;	/* no CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA */
 };
 
 /* --help lines of the module-list options ms_cli_inspect_args() takes. */

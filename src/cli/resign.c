@@ -47,7 +47,7 @@ verifies_with(struct ms_modfile *mf, const struct ms_mod_layout *l,
 		err = MS_E_MISMATCH;
 		goto out;
 	}
-	err = ms_app_sig_verify(mf, l->payload_len, &msg, certs, n_certs, want_hash, &c);
+	err = ms_app_sig_verify(mf, l->payload_len, &msg, certs, n_certs, want_hash, false, &c);
 	if (c.why != NULL && c.why != c.why_buf) {
 		*why = c.why;	/* static: a rule, another hash, or the verifier's reason */
 	}

@@ -23,19 +23,24 @@
 #define NAME_LEN 512
 
 static const char usage_text[] =
-	"Usage: modsign verify [-c <cert>]... [-r <dir>]... [--files-from <file> [-0]]\n"
-	"                      [<module>...]\n";
+	"Usage: modsign verify [-c <cert>]... [--kernel-default] [-r <dir>]...\n"
+	"                      [--files-from <file> [-0]] [<module>...]\n";
 
 static const char help_text[] =
 	"Check each module's appended signature as the kernel does when it loads it:\n"
 	"the module_signature trailer, the PKCS#7 structure (versions, id-data,\n"
-	"detached, no signed attributes), the digest over every byte before the\n"
-	"PKCS#7, and every signer's signature with the certificate it names.\n"
+	"detached, no signed attributes but ML-DSA's), the digest over every byte\n"
+	"before the PKCS#7 (ML-DSA: the messageDigest attribute checked against it),\n"
+	"and every signer's signature with the certificate it names.\n"
 	"\n"
 	"  -c, --cert <c>    a DER or PEM certificate file (every certificate of a PEM\n"
 	"                    bundle) or a pkcs11: URI; repeatable. The signer must be\n"
 	"                    one of them (issuer and serial, or subjectKeyIdentifier),\n"
 	"                    as in the kernel's keyring.\n"
+	"  --kernel-default  refuse ML-DSA signed attributes too, as a kernel built\n"
+	"                    without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA\n"
+	"                    (the default) does. Without it they are taken, with a\n"
+	"                    note on stderr: sign-file 7.2 writes them for ML-DSA.\n"
 	MS_INSPECT_HELP_MODULES
 	"\n"
 	"Prints per module:  OK <module> <signer> <hash> <algo>\n"
@@ -45,15 +50,20 @@ static const char help_text[] =
 	"  checked only when the PKCS#7 carries the signer's certificate, which is\n"
 	"  then not trusted). <signer> is the certificate's commonName (without -c:\n"
 	"  the issuer's, as modinfo shows it); it may contain spaces: <hash> and\n"
-	"  <algo> are the last two words.\n"
+	"  <algo> are the last two words; <algo> is rsa, ecdsa, or ml-dsa-44, -65,\n"
+	"  -87 (the parameter set).\n"
 	"Exit status: 0 when no module FAILs, 1 otherwise, 2 usage error.\n";
 
 struct vjob {
 	struct ms_cms_cert *certs[MS_CLI_TRUST_MAX];
 	size_t n_certs;
 	uint64_t zlimit;	/* --max-module-size */
+	bool kernel_default;	/* --kernel-default: no ML-DSA waiver */
 	unsigned n_ok, n_unverified, n_fail;
 };
+
+/* The kernel's rule that the waiver lifts, named where it matters. */
+#define WAIVER_NAME "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"
 
 static void
 say_fail(struct vjob *j, const char *path, const char *why)
@@ -97,6 +107,25 @@ names(const struct ms_pkcs7 *msg, const struct ms_pkcs7_signer_result *res, char
 	}
 }
 
+/* "rsa", "ecdsa", or for ML-DSA its set: "ml-dsa-65". */
+static const char *
+key_word(const struct ms_pkcs7_signer *s)
+{
+	if (s->key_type == MS_KEY_MLDSA) {
+		switch (s->mldsa) {
+		case MS_MLDSA_44:
+			return "ml-dsa-44";
+		case MS_MLDSA_65:
+			return "ml-dsa-65";
+		case MS_MLDSA_87:
+			return "ml-dsa-87";
+		default:
+			break;
+		}
+	}
+	return ms_pkcs7_sig_alg_name(s->key_type);
+}
+
 /* "sha256 rsa", or for several signers "sha256,sha384 rsa,ecdsa". */
 static void
 algs_text(const struct ms_pkcs7 *msg, char *out, size_t cap)
@@ -110,7 +139,7 @@ algs_text(const struct ms_pkcs7 *msg, char *out, size_t cap)
 				       ms_cms_hash_name(msg->signers[i].hash));
 		nk += (size_t)snprintf(keys + nk, nk < sizeof(keys) ? sizeof(keys) - nk : 0,
 				       "%s%s", i > 0 ? "," : "",
-				       ms_pkcs7_sig_alg_name(msg->signers[i].key_type));
+				       key_word(&msg->signers[i]));
 	}
 	snprintf(out, cap, "%s %s", hashes, keys);
 }
@@ -148,8 +177,10 @@ check_signers(struct vjob *j, const char *path, struct ms_sigmod *m)
 	size_t i;
 	ms_err err;
 
-	err = ms_app_sig_verify(&m->mf, m->layout.payload_len, &m->msg, certs, j->n_certs, 0, &c);
+	err = ms_app_sig_verify(&m->mf, m->layout.payload_len, &m->msg, certs, j->n_certs, 0,
+				!j->kernel_default, &c);
 	if (c.at_rules) {
+		/* The rule's text names the ML-DSA waiver where it applies. */
 		snprintf(why, sizeof(why), "PKCS#7: %s", c.why);
 		say_fail(j, path, why);
 		return;
@@ -168,6 +199,12 @@ check_signers(struct vjob *j, const char *path, struct ms_sigmod *m)
 		return;
 	}
 	algs_text(&m->msg, algs, sizeof(algs));
+	if (c.mldsa_waived && (err == MS_OK || err == MS_E_NOTFOUND)) {
+		ms_cli_line(stderr,
+			"modsign: note: %s: ML-DSA with signed attributes (contentType, "
+			"messageDigest), as sign-file 7.2 writes: a 7.x kernel takes them only "
+			"with " WAIVER_NAME "=y (--kernel-default refuses them)", path);
+	}
 	if (err == MS_OK && j->n_certs > 0) {
 		names(&m->msg, c.res, who, sizeof(who));
 		ms_cli_line(stdout, "OK %s %s %s", path, who, algs);
@@ -225,12 +262,13 @@ ms_cli_verify(int argc, char **argv)
 	int rc;
 
 	memset(&j, 0, sizeof(j));
-	rc = ms_cli_inspect_args(argc, argv, MS_INSPECT_OPT_CERT, usage_text, help_text, &a);
+	rc = ms_cli_inspect_args(argc, argv, MS_INSPECT_OPT_CERT | MS_INSPECT_OPT_KERNEL_DEFAULT, usage_text, help_text, &a);
 	if (rc != MS_EXIT_OK) {
 		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
 	rc = MS_EXIT_FAIL;
 	j.zlimit = a.list.max_module_size;
+	j.kernel_default = a.kernel_default;
 	for (i = 0; i < a.n_certs; i++) {
 		size_t n = 0;
 
