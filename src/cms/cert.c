@@ -446,9 +446,9 @@ parse_mldsa(struct ms_cms_cert *cert, const uint8_t *p, size_t len)
 		free(der);
 		return err;
 	}
-	tmp.der = der;
-	tmp.der_len = der_len;
 	*cert = tmp;
+	cert->der = der;	/* stored through @cert: gcc's analyzer loses a pointer copied inside a struct */
+	cert->der_len = der_len;
 	return MS_OK;
 }
 
