@@ -116,8 +116,8 @@ put_text(FILE *f, const char *s, size_t len, const char *detail)
 
 /*
  * @prefix (trusted text), then the formatted text escaped, then @detail
- * (may be NULL) and a newline, under the stream's lock so that lines of the
- * bulk run's threads do not mix.
+ * (may be NULL) and a newline, in one write under the stream's lock so
+ * that lines of the bulk run's threads, and of other processes, do not mix.
  */
 static void
 vline(FILE *f, const char *prefix, const char *detail, const char *fmt, va_list ap)
@@ -125,6 +125,15 @@ vline(FILE *f, const char *prefix, const char *detail, const char *fmt, va_list 
 	char line[LINE_LEN];
 	char *text = line;
 	const struct ms_cli_msg_hook *hook = NULL;
+	/*
+	 * The line is put together first and written with one call: stderr is
+	 * unbuffered, so piece by piece the lines of processes sharing it (an
+	 * agent and its clients, kbuild's parallel sign-file calls) mixed
+	 * character by character.
+	 */
+	FILE *whole = NULL;
+	char *buf = NULL;
+	size_t buf_len = 0;
 	va_list again;
 	int n;
 
@@ -142,14 +151,28 @@ vline(FILE *f, const char *prefix, const char *detail, const char *fmt, va_list 
 		}
 	}
 	va_end(again);
+	whole = open_memstream(&buf, &buf_len);
+	if (whole != NULL) {
+		fputs(prefix, whole);
+		put_text(whole, text, (size_t)n, detail);
+		if (fclose(whole) != 0) {
+			free(buf);
+			buf = NULL;
+		}
+	}
 	hook = f == stderr ? atomic_load(&stderr_hook) : NULL;
 	if (hook != NULL) {
 		hook->before(hook->ctx);
 	}
 	flockfile(f);
-	fputs(prefix, f);
-	put_text(f, text, (size_t)n, detail);
+	if (buf != NULL) {
+		fwrite(buf, 1, buf_len, f);
+	} else {
+		fputs(prefix, f);	/* out of memory: piece by piece */
+		put_text(f, text, (size_t)n, detail);
+	}
 	funlockfile(f);
+	free(buf);
 	if (hook != NULL) {
 		hook->after(hook->ctx);
 	}
