@@ -18,28 +18,38 @@
 #include "../common/ms_common.h"
 #include "../modfmt/modfmt.h"
 #include "../signer/signer.h"
-
-/* Tokens holding one key in a run: <key> and at most 15 --key. */
-#define MS_TOKENS_MAX 16
+#include "opts.h"
 
 /* A token as messages name it: "token 'label' (serial s)". */
 #define MS_TOKEN_NAME 96
+
+/*
+ * A key or certificate argument as lines show it (ms_p11_uri_redact(): a
+ * URI's PIN hidden). Callers give a buffer of MS_APP_ARG_SHOW bytes.
+ */
+#define MS_APP_ARG_SHOW 512
 
 /* What a line of the sink is. */
 enum ms_app_say_kind {
 	MS_APP_SAY_ERROR = 0,	/* the command line prints "modsign: <text>" */
 	MS_APP_SAY_WARN,	/* "modsign: warning: <text>" */
+	MS_APP_SAY_INFO,	/* "modsign: <text>", not a failure: a run's summary */
+	MS_APP_SAY_LINE,	/* "<text>" as it is: "signed <module>" */
 };
 
 /*
  * Where the application's lines go. say() gets the text (names in it not
  * escaped yet: the printer escapes) and @detail, the token layer's text
  * whose further lines start with "\n" (NULL: none). Called from the
- * threads that open tokens too: say() must be thread-safe.
+ * threads that open tokens and sign modules too: say() must be
+ * thread-safe. progress() (NULL: none) hears of each module a run has
+ * finished, @done of @total; @is_last: the run's summary follows, no
+ * progress after it.
  */
 struct ms_app_sink {
 	void (*say)(void *ctx, enum ms_app_say_kind kind, const char *text, const char *detail);
 	void *ctx;
+	void (*progress)(void *ctx, size_t done, size_t total, bool is_last);
 };
 
 /* How a PIN may be found (flags of struct ms_app_pin_ask). */
@@ -202,5 +212,18 @@ void ms_app_p11_error(const struct ms_app_sink *sink, const char *role,
 void ms_app_p11_login_error(const struct ms_app_sink *sink, const char *who,
 			    const struct ms_p11 *p11, ms_err err, const struct ms_pin *pin,
 			    bool allow_final_try, const char *tail);
+
+/*
+ * ms_app_modfile_why() - the text of a module file's failure, without the
+ * file name ("is a directory", "open: Permission denied", ...): @mf after a
+ * failed ms_modfile_*() call (it tells the module from a <dest> or .p7s).
+ */
+void ms_app_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap);
+
+/* The run: certificates, the module list, the names and directories of its modules. */
+#include "cert.h"
+#include "dirs.h"
+#include "list.h"
+#include "names.h"
 
 #endif

@@ -339,7 +339,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agentd_audit *au
 
 	err = ms_agent_key_name(a->o.key, key_name, sizeof(key_name));
 	if (err != MS_OK) {
-		char shown[MS_CLI_ARG_SHOW];
+		char shown[MS_APP_ARG_SHOW];
 
 		ms_p11_uri_redact(a->o.key, shown, sizeof(shown));
 		ms_cli_error("agent: %s: cannot name the key: %s", shown, ms_err_str(err));

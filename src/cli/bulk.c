@@ -30,12 +30,9 @@
 
 #include "../app/app.h"
 #include "args.h"
-#include "dirs.h"
 #include "job.h"
-#include "list.h"
 #include "module.h"
 #include "msg.h"
-#include "names.h"
 #include "run.h"
 #include "wake.h"
 
@@ -227,7 +224,7 @@ finish_module(struct run *r, size_t i, enum mod_state st)
 		draw_progress(r, false);
 		pthread_mutex_unlock(&r->out_lock);
 	}
-	ms_cli_dirs_module_done(r->dirs, i);
+	ms_app_dirs_module_done(r->dirs, i);
 }
 
 /* Signs @w on a borrowed lane; false when the run stopped or the key failed. */

@@ -12,18 +12,16 @@
 #include "../modfmt/modfmt.h"
 #include "../pkcs11/p11.h"
 #include "args.h"
-#include "cert.h"
 #include "job.h"
 #include "msg.h"
 #include "sink.h"
-#include "why.h"
 
 #define RAW_SIG_MAX (64 * 1024)
 
 static ms_err
 job_hash(struct ms_job *job, const char *arg)
 {
-	char name[MS_CLI_ARG_SHOW];
+	char name[MS_APP_ARG_SHOW];
 	ms_err err = ms_cms_hash_from_name(arg, &job->hash);
 
 	/* Arguments given in the wrong order may put a key URI here. */
@@ -44,7 +42,7 @@ job_hash(struct ms_job *job, const char *arg)
 static ms_err
 job_match(struct ms_job *job, const struct ms_opts *o)
 {
-	char subject[256], key[MS_CLI_ARG_SHOW], x509[MS_CLI_ARG_SHOW];
+	char subject[256], key[MS_APP_ARG_SHOW], x509[MS_APP_ARG_SHOW];
 	ms_err err = ms_signer_match_cert(job->signer, job->cert);
 
 	if (err == MS_OK) {
@@ -79,7 +77,7 @@ ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
 	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &job->raw_cms, &job->raw_cms_len,
 				 &fail);
 	if (err != MS_OK) {
-		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
+		ms_file_fail_why(&fail, err, why, sizeof(why));
 		ms_cli_error("%s: %s", o->raw_sig_path, why);
 		return err;
 	}
@@ -95,7 +93,7 @@ ms_err
 ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 {
 	struct ms_app_key_cfg cfg;
-	char x509[MS_CLI_ARG_SHOW];
+	char x509[MS_APP_ARG_SHOW];
 	bool is_agent = false;
 	ms_err err;
 
@@ -105,12 +103,12 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	if (err != MS_OK) {
 		return err;
 	}
-	err = ms_cli_cert_load(o->x509, &job->cert);
+	err = ms_app_cert_load(o->x509, ms_cli_sink(), &job->cert);
 	if (err != MS_OK) {
 		return err;
 	}
 	if (o->signed_policy == MS_SIGNED_SKIP) {
-		err = ms_cli_cert_load_all(o->x509, job->trust, MS_CLI_TRUST_MAX, &job->n_trust);
+		err = ms_app_cert_load_all(o->x509, ms_cli_sink(), job->trust, MS_APP_TRUST_MAX, &job->n_trust);
 		if (err != MS_OK) {
 			return err;
 		}

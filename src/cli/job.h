@@ -13,7 +13,6 @@
 #include "../modfmt/modfmt.h"
 #include "../signer/signer.h"
 #include "args.h"
-#include "cert.h"
 
 /* Everything loaded once per run and shared by every module signed. */
 struct ms_job {
@@ -22,7 +21,7 @@ struct ms_job {
 	struct ms_signer *signer;
 	struct ms_cms_cert *cert;	/* <x509>: its first certificate, as sign-file */
 	/* --skip-signed: every certificate of <x509> (a PEM bundle), trusted as verify -c */
-	struct ms_cms_cert *trust[MS_CLI_TRUST_MAX];
+	struct ms_cms_cert *trust[MS_APP_TRUST_MAX];
 	size_t n_trust;
 	enum ms_write_mode write_mode;	/* directories are fsync'd by the run */
 	struct ms_tmp_set *tmps;	/* the run's temp files in progress */

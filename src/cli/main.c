@@ -11,13 +11,11 @@
 
 #include "args.h"
 #include "commands.h"
-#include "dirs.h"
 #include "exit.h"
 #include "job.h"
-#include "list.h"
 #include "msg.h"
-#include "names.h"
 #include "run.h"
+#include "sink.h"
 
 /*
  * Where the run writes: each module in place, or the single module's
@@ -30,13 +28,13 @@ run_dirs(const struct ms_opts *o, const struct ms_module_list *list, struct ms_d
 	const char *targets[2] = { NULL, NULL };
 
 	if (o->bulk) {
-		return ms_cli_dirs_of((const char *const *)list->path, list->n, dirs);
+		return ms_app_dirs_of((const char *const *)list->path, list->n, dirs);
 	}
 	targets[0] = o->dest != NULL ? o->dest : list->path[0];
 	if (o->dest != NULL && (o->save_p7s || o->p7s_only)) {
 		targets[1] = list->path[0];
 	}
-	return ms_cli_dirs_of(targets, 2, dirs);
+	return ms_app_dirs_of(targets, 2, dirs);
 }
 
 /*
@@ -56,7 +54,7 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 
 	memset(job, 0, sizeof(*job));
 	if (opts->bulk) {
-		err = ms_cli_list_build(opts, &list);
+		err = ms_app_list_build(opts, ms_cli_sink(), &list);
 	} else {
 		struct ms_opts single = { 0 };
 
@@ -64,7 +62,7 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 		single.n_modules = 1;
 		one[0] = strdup(opts->module);
 		if (one[0] != NULL) {
-			err = ms_cli_list_build(&single, &list);
+			err = ms_app_list_build(&single, ms_cli_sink(), &list);
 		}
 		free(one[0]);
 	}
@@ -75,7 +73,7 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 		ms_cli_error("no modules to sign");
 		goto out;
 	}
-	if (ms_cli_names_build(&list, opts->verbose, &names) != MS_OK) {
+	if (ms_app_names_build(&list, opts->verbose, ms_cli_sink(), &names) != MS_OK) {
 		goto out;
 	}
 	if (run_dirs(opts, &list, &dirs) != MS_OK) {
@@ -83,9 +81,9 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 		goto out;
 	}
 	/* Killed runs' temp files go while the token starts: neither needs the other. */
-	ms_cli_dirs_stale_start(&scan, &dirs);
+	ms_app_dirs_stale_start(&scan, &dirs);
 	err = opts->raw_sig ? ms_cli_job_open_raw(job, opts) : ms_cli_job_open(job, opts);
-	ms_cli_dirs_stale_finish(&scan, opts->verbose);
+	ms_app_dirs_stale_finish(&scan, opts->verbose, ms_cli_sink());
 	if (err != MS_OK) {
 		if (opts->bulk) {
 			ms_cli_error("nothing signed: %zu module%s left untouched", list.n,
@@ -103,20 +101,20 @@ sign_modules(const struct ms_opts *opts, struct ms_job *job)
 		 * threads use stays. What was signed is made durable first,
 		 * unless a second signal asked to stop at once.
 		 */
-		if (!end.at_once && ms_cli_dirs_sync(&dirs) != MS_OK) {
+		if (!end.at_once && ms_app_dirs_sync(&dirs, ms_cli_sink()) != MS_OK) {
 			end.rc = MS_EXIT_FAIL;
 		}
 		/* end.rc 0: every module signed, only a dropped token (--key) hung. */
 		ms_cli_exit_stuck(job, end.signo, end.rc);
 	}
-	if (ms_cli_dirs_sync(&dirs) != MS_OK) {
+	if (ms_app_dirs_sync(&dirs, ms_cli_sink()) != MS_OK) {
 		end.rc = MS_EXIT_FAIL;
 	}
 out:
 	ms_cli_job_close(job);
-	ms_cli_dirs_free(&dirs);
-	ms_cli_names_free(&names);
-	ms_cli_list_free(&list);
+	ms_app_dirs_free(&dirs);
+	ms_app_names_free(&names);
+	ms_app_list_free(&list);
 	if (end.signo != 0) {
 		ms_cli_exit_by_signal(end.signo);
 	}

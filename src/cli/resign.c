@@ -18,7 +18,6 @@
 #include "job.h"
 #include "module.h"
 #include "msg.h"
-#include "why.h"
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
@@ -67,7 +66,7 @@ say_why(const struct ms_modfile *mf, const char *path, const char *doing, ms_err
 	char why[512];
 
 	if (err == MS_E_IO || err == MS_E_CHANGED) {
-		ms_cli_modfile_why(mf, err, why, sizeof(why));
+		ms_app_modfile_why(mf, err, why, sizeof(why));
 	} else {
 		snprintf(why, sizeof(why), "%s", ms_err_str(err));
 	}
@@ -132,7 +131,7 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 			return MS_OK;
 		}
 		if (err == MS_E_MISMATCH) {
-			char x509[MS_CLI_ARG_SHOW];
+			char x509[MS_APP_ARG_SHOW];
 
 			ms_p11_uri_redact(job->opts->x509, x509, sizeof(x509));
 			ms_cli_error("%s: already signed, but its signature does not verify against "

@@ -5,10 +5,7 @@
 
 #include <stdbool.h>
 
-#include "dirs.h"
 #include "job.h"
-#include "list.h"
-#include "names.h"
 
 /* Lost token sessions a run re-opens (logging in again) before it gives up. */
 #define MS_RECOVERIES_MAX 3

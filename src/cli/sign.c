@@ -14,7 +14,6 @@
 #include "job.h"
 #include "module.h"
 #include "msg.h"
-#include "why.h"
 
 #define CMS_MAX (16 * 1024)
 
@@ -24,7 +23,7 @@ say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
 {
 	char why[512];
 
-	ms_cli_modfile_why(mf, err, why, sizeof(why));
+	ms_app_modfile_why(mf, err, why, sizeof(why));
 	ms_cli_error("%s: %s", mf->err_path != NULL ? mf->err_path : path, why);
 }
 
@@ -62,7 +61,7 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode,
 	} else if (err != MS_OK) {
 		char why[512];
 
-		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
+		ms_file_fail_why(&fail, err, why, sizeof(why));
 		ms_cli_error("%s: %s%s", path, why, err == MS_E_ARG ? "; not replaced" : "");
 	}
 	return err;

@@ -14,12 +14,14 @@ say(void *ctx, enum ms_app_say_kind kind, const char *text, const char *detail)
 	(void)ctx;
 	if (kind == MS_APP_SAY_WARN) {
 		ms_cli_warn("%s", text);
+	} else if (kind == MS_APP_SAY_LINE) {
+		ms_cli_line(stderr, "%s", text);
 	} else {
 		ms_cli_error_detail(detail, "%s", text);
 	}
 }
 
-static const struct ms_app_sink cli_sink = { say, NULL };
+static const struct ms_app_sink cli_sink = { say, NULL, NULL };
 
 const struct ms_app_sink *
 ms_cli_sink(void)
