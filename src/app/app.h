@@ -2,9 +2,12 @@
 /*
  * The signing application, below the command line: opening the key a run
  * signs with (a key file, `modsign agent`, or 1 to 16 tokens holding one
- * key), hashing a module's payload and verifying a module's signature. It prints nothing, reads no environment variable and no terminal:
- * its lines go out through a sink, PINs come in through a provider, both
- * given by the caller.
+ * key), hashing a module's payload, verifying a module's signature, and
+ * the signing run itself: the job (job.h), its modules, their names and
+ * directories (list.h, names.h, dirs.h) and the bulk engine (run.h). It
+ * prints nothing, reads no environment variable and no terminal, never
+ * exits: its lines go out through a sink, PINs come in through a provider,
+ * a stop through the run's struct ms_app_stop, all given by the caller.
  */
 #ifndef MS_APP_H
 #define MS_APP_H
@@ -133,6 +136,20 @@ ms_err ms_app_key_open(const struct ms_app_key_cfg *cfg, const struct ms_cms_cer
 		       bool *is_agent) MS_MUST_CHECK;
 
 /*
+ * ms_app_key_cfg_init() - the key settings of @o into @cfg, with @agent_sock
+ * (NULL: no agent) as the agent's socket.
+ */
+void ms_app_key_cfg_init(const struct ms_opts *o, const char *agent_sock,
+			 struct ms_app_key_cfg *cfg);
+
+/*
+ * ms_app_job_wipe() - wipe the job's PIN and its --key tokens' PINs, freeing
+ * nothing (a thread is left inside a token); again is harmless.
+ */
+struct ms_job;
+void ms_app_job_wipe(struct ms_job *job);
+
+/*
  * ms_app_payload_digest() - the digests of the first @len bytes of the open
  * module @mf, one for each of the @n (at most MS_PKCS7_SIGNERS_MAX) hashes
  * in @algs, into @out, in one streaming pass from the module's first byte
@@ -220,10 +237,25 @@ void ms_app_p11_login_error(const struct ms_app_sink *sink, const char *who,
  */
 void ms_app_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap);
 
-/* The run: certificates, the module list, the names and directories of its modules. */
+/*
+ * The self-pipe that wakes a poll(2) loop (wake.c): a thread or a signal
+ * handler writes a byte to fds[1], the loop polls fds[0].
+ * ms_app_wake_init() - a non-blocking, close-on-exec pipe in @fds.
+ * Return: MS_OK; MS_E_IO with errno (@fds both -1).
+ * ms_app_wake_write() - one byte to @fd (-1: nothing); a full pipe is a
+ * wake-up already waiting. Async-signal-safe, keeps errno.
+ * ms_app_wake_close() - close both ends, both -1 (fds[0] -1: nothing to do).
+ */
+ms_err ms_app_wake_init(int fds[2]) MS_MUST_CHECK;
+void ms_app_wake_write(int fd);
+void ms_app_wake_close(int fds[2]);
+
+/* The run: certificates, the job, the module list, its names and directories, the engine. */
 #include "cert.h"
 #include "dirs.h"
+#include "job.h"
 #include "list.h"
 #include "names.h"
+#include "run.h"
 
 #endif

@@ -25,9 +25,7 @@
 #include "args.h"
 #include "commands.h"
 #include "exit.h"
-#include "job.h"
 #include "msg.h"
-#include "run.h"
 #include "sink.h"
 #include "wake.h"
 
@@ -433,7 +431,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agentd_audit *au
 		 * wiped, the socket is gone; the command is waited for, and its
 		 * status (or 1) is the agent's.
 		 */
-		ms_cli_job_wipe(job);
+		ms_app_job_wipe(job);
 		while (r.child > 0 && !r.child_done && waitpid(r.child, &r.child_status, 0) < 0 &&
 		       errno == EINTR) {
 		}
@@ -492,7 +490,7 @@ agent_run(const struct agent_args *a, int ready_fd)
 		goto out;
 	}
 	/* A wrong PIN, or a token of another key, stops here, before anything listens. */
-	ms_cli_key_cfg(&a->o, NULL, &cfg);
+	ms_app_key_cfg_init(&a->o, NULL, &cfg);
 	if (ms_app_key_open(&cfg, NULL, ms_cli_sink(), ms_cli_pins(), &job.pin, &job.signer,
 			    &job.tokens, &is_agent) != MS_OK) {
 		ms_cli_agent_wipe_env_pin();
@@ -502,7 +500,7 @@ agent_run(const struct agent_args *a, int ready_fd)
 	ms_cli_agent_wipe_env_pin();
 	rc = serve(a, &job, audit, ready_fd);
 out:
-	ms_cli_job_close(&job);
+	ms_app_job_close(&job);
 	(void)munlock(&job.pin, sizeof(job.pin));
 	ms_agentd_audit_free(audit);
 	return rc;

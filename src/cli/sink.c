@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The command line's side of the application layer: its printer and its PIN sources. */
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "msg.h"
@@ -52,21 +51,4 @@ const struct ms_app_pins *
 ms_cli_pins(void)
 {
 	return &cli_pins;
-}
-
-void
-ms_cli_key_cfg(const struct ms_opts *o, const char *agent_sock, struct ms_app_key_cfg *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->key = o->key;
-	for (size_t i = 0; i < o->n_keys; i++) {
-		cfg->keys[i] = o->keys[i];
-	}
-	cfg->n_keys = o->n_keys;
-	cfg->allow_final_try = o->allow_final_try;
-	cfg->bulk = o->bulk;
-	cfg->jobs = o->jobs;
-	cfg->token_timeout = o->token_timeout;
-	cfg->verbose = o->verbose;
-	cfg->agent_sock = agent_sock;
 }

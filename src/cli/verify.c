@@ -13,7 +13,6 @@
 #include "args.h"
 #include "commands.h"
 #include "inspect.h"
-#include "job.h"
 #include "msg.h"
 #include "sink.h"
 

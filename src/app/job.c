@@ -7,14 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/agent.h"
 #include "../cms/pkcs7.h"
 #include "../modfmt/modfmt.h"
 #include "../pkcs11/p11.h"
-#include "args.h"
-#include "job.h"
-#include "msg.h"
-#include "sink.h"
+#include "app_internal.h"
 
 #define RAW_SIG_MAX (64 * 1024)
 
@@ -27,14 +23,14 @@ job_hash(struct ms_job *job, const char *arg)
 	/* Arguments given in the wrong order may put a key URI here. */
 	ms_p11_uri_redact(arg, name, sizeof(name));
 	if (err != MS_OK) {
-		ms_cli_error("hash %s: not a hash the kernel verifies module signatures with "
-			     "(use sha256, sha384, sha512, sha3-256, sha3-384, sha3-512, sha224 "
-			     "or sha1)", name);
+		ms_app_err(job->sink, "hash %s: not a hash the kernel verifies module signatures "
+			   "with (use sha256, sha384, sha512, sha3-256, sha3-384, sha3-512, "
+			   "sha224 or sha1)", name);
 		return err;
 	}
 	if (job->hash == MS_HASH_SHA1) {
-		ms_cli_warn("sha1 is deprecated: kernels 7.0 and later no longer offer it for "
-			    "module signing");
+		ms_app_warn(job->sink, "sha1 is deprecated: kernels 7.0 and later no longer offer "
+			    "it for module signing");
 	}
 	return MS_OK;
 }
@@ -52,19 +48,19 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 	ms_p11_uri_redact(o->key, key, sizeof(key));
 	ms_p11_uri_redact(o->x509, x509, sizeof(x509));
 	if (err == MS_E_MISMATCH) {
-		ms_cli_error("key %s is not the key of certificate %s (%s): modules signed with "
-			     "it would not load", key, x509, subject);
+		ms_app_err(job->sink, "key %s is not the key of certificate %s (%s): modules "
+			   "signed with it would not load", key, x509, subject);
 	} else {
 		char why[1200];
 
 		ms_signer_describe(job->signer, 0, why, sizeof(why));
-		ms_cli_error("checking key %s against certificate %s: %s", key, x509, why);
+		ms_app_err(job->sink, "checking key %s against certificate %s: %s", key, x509, why);
 	}
 	return err;
 }
 
 ms_err
-ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
+ms_app_job_open_raw(struct ms_job *job, const struct ms_opts *o, const struct ms_app_sink *sink)
 {
 	struct ms_file_fail fail = { 0 };
 	struct ms_pkcs7 msg;
@@ -74,23 +70,42 @@ ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
 
 	memset(job, 0, sizeof(*job));
 	job->opts = o;
+	job->sink = sink;
 	err = ms_file_read_small(o->raw_sig_path, RAW_SIG_MAX, &job->raw_cms, &job->raw_cms_len,
 				 &fail);
 	if (err != MS_OK) {
 		ms_file_fail_why(&fail, err, why, sizeof(why));
-		ms_cli_error("%s: %s", o->raw_sig_path, why);
+		ms_app_err(sink, "%s: %s", o->raw_sig_path, why);
 		return err;
 	}
 	/* The parser and the module rules of `verify`, so its reason too. */
 	err = ms_pkcs7_parse_module(job->raw_cms, job->raw_cms_len, &msg, &rule);
 	if (err != MS_OK) {
-		ms_cli_error("%s: PKCS#7: %s; nothing appended", o->raw_sig_path, rule);
+		ms_app_err(sink, "%s: PKCS#7: %s; nothing appended", o->raw_sig_path, rule);
 	}
 	return err;
 }
 
+void
+ms_app_key_cfg_init(const struct ms_opts *o, const char *agent_sock, struct ms_app_key_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->key = o->key;
+	for (size_t i = 0; i < o->n_keys; i++) {
+		cfg->keys[i] = o->keys[i];
+	}
+	cfg->n_keys = o->n_keys;
+	cfg->allow_final_try = o->allow_final_try;
+	cfg->bulk = o->bulk;
+	cfg->jobs = o->jobs;
+	cfg->token_timeout = o->token_timeout;
+	cfg->verbose = o->verbose;
+	cfg->agent_sock = agent_sock;
+}
+
 ms_err
-ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
+ms_app_job_open(struct ms_job *job, const struct ms_opts *o, const char *agent_sock,
+		const struct ms_app_sink *sink, const struct ms_app_pins *pins)
 {
 	struct ms_app_key_cfg cfg;
 	char x509[MS_APP_ARG_SHOW];
@@ -99,16 +114,18 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 
 	memset(job, 0, sizeof(*job));
 	job->opts = o;
+	job->sink = sink;
 	err = job_hash(job, o->hash_name);
 	if (err != MS_OK) {
 		return err;
 	}
-	err = ms_app_cert_load(o->x509, ms_cli_sink(), &job->cert);
+	err = ms_app_cert_load(o->x509, sink, &job->cert);
 	if (err != MS_OK) {
 		return err;
 	}
 	if (o->signed_policy == MS_SIGNED_SKIP) {
-		err = ms_app_cert_load_all(o->x509, ms_cli_sink(), job->trust, MS_APP_TRUST_MAX, &job->n_trust);
+		err = ms_app_cert_load_all(o->x509, sink, job->trust, MS_APP_TRUST_MAX,
+					   &job->n_trust);
 		if (err != MS_OK) {
 			return err;
 		}
@@ -117,27 +134,27 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 				      &job->sid_len);
 	ms_p11_uri_redact(o->x509, x509, sizeof(x509));
 	if (err == MS_E_NOTFOUND) {
-		ms_cli_error("-k: certificate %s has no subjectKeyIdentifier, so the kernel "
-			     "could not find the signer", x509);
+		ms_app_err(sink, "-k: certificate %s has no subjectKeyIdentifier, so the kernel "
+			   "could not find the signer", x509);
 		return err;
 	}
 	if (err != MS_OK) {
-		ms_cli_error("%s: cannot encode the signer identifier: %s", x509,
-			     ms_err_str(err));
+		ms_app_err(sink, "%s: cannot encode the signer identifier: %s", x509,
+			   ms_err_str(err));
 		return err;
 	}
 	/* More xz encoders than processors would only hold more memory (zmod.h). */
 	if (o->bulk) {
 		err = ms_mod_zpool_new(ms_cpu_count(), &job->zpool);
 		if (err != MS_OK) {
-			ms_cli_error("%s", ms_err_str(err));
+			ms_app_err(sink, "%s", ms_err_str(err));
 			return err;
 		}
 	}
-	/* Under `modsign agent` (MODSIGN_AGENT_SOCK set) the agent signs when it holds the key. */
-	ms_cli_key_cfg(o, getenv(MS_AGENT_ENV_SOCK), &cfg);
-	err = ms_app_key_open(&cfg, job->cert, ms_cli_sink(), ms_cli_pins(), &job->pin,
-			      &job->signer, &job->tokens, &is_agent);
+	/* Under `modsign agent` (@agent_sock) the agent signs when it holds the key. */
+	ms_app_key_cfg_init(o, agent_sock, &cfg);
+	err = ms_app_key_open(&cfg, job->cert, sink, pins, &job->pin, &job->signer, &job->tokens,
+			      &is_agent);
 	if (err != MS_OK) {
 		return err;
 	}
@@ -146,7 +163,7 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 }
 
 void
-ms_cli_job_close(struct ms_job *job)
+ms_app_job_close(struct ms_job *job)
 {
 	ms_app_tokens_close(&job->tokens);
 	ms_signer_free(job->signer);
@@ -163,4 +180,11 @@ ms_cli_job_close(struct ms_job *job)
 	}
 	job->n_trust = 0;
 	ms_pin_clear(&job->pin);
+}
+
+void
+ms_app_job_wipe(struct ms_job *job)
+{
+	ms_pin_clear(&job->pin);
+	ms_app_tokens_wipe(&job->tokens);
 }
