@@ -208,7 +208,7 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	char label[MS_AGENT_PATH_MAX + 1];
 	uint8_t sig[MS_SIG_MAX];
 	size_t sig_len = 0;
-	struct ms_signer_req lr;
+	struct ms_signer_req lr = { .form = MS_SIG_DIGEST };
 	struct ms_lanes_result res;
 	struct ms_agent_audit_sign rec;
 	struct ms_agent_reply r;

@@ -65,6 +65,47 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 	return err;
 }
 
+/*
+ * What the key signs. ML-DSA: the module itself, as the kernel takes by
+ * default, or with --signed-attrs the attributes sign-file 7.2 signs under
+ * OpenSSL 3.5/3.6, which hold a SHA-512 digest.
+ */
+static ms_err
+job_form(struct ms_job *job, const struct ms_opts *o)
+{
+	char key[MS_CLI_ARG_SHOW];
+	bool is_mldsa = ms_cms_cert_mldsa_set(job->cert) != MS_MLDSA_NONE;
+
+	job->form = MS_SIG_DIGEST;
+	if (o->signed_attrs && !is_mldsa) {
+		ms_cli_error("--signed-attrs is for ML-DSA keys: RSA and EC module signatures "
+			     "carry no signed attributes (sign-file makes none)");
+		return MS_E_ARG;
+	}
+	if (!is_mldsa) {
+		return MS_OK;
+	}
+	job->mldsa = ms_cms_cert_mldsa_set(job->cert);
+	if (!ms_p11_uri_is(o->key)) {
+		ms_p11_uri_redact(o->key, key, sizeof(key));
+		ms_cli_error("%s: an ML-DSA certificate: modsign signs with ML-DSA keys on PKCS#11 "
+			     "tokens only, not with key files (no library of Debian 12 signs "
+			     "ML-DSA)", key);
+		return MS_E_UNSUPPORTED;
+	}
+	if (!o->signed_attrs) {
+		job->form = MS_SIG_MLDSA_DATA;
+		return MS_OK;
+	}
+	if (job->hash != MS_HASH_SHA512) {
+		ms_cli_error("--signed-attrs: sign-file 7.2's signed attributes hold the module's "
+			     "SHA-512: give sha512 as the hash");
+		return MS_E_ARG;
+	}
+	job->form = MS_SIG_MLDSA_ATTRS;
+	return MS_OK;
+}
+
 ms_err
 ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
 {
@@ -106,6 +147,11 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 		return err;
 	}
 	err = ms_cli_cert_load(o->x509, &job->cert);
+	if (err != MS_OK) {
+		return err;
+	}
+	/* Before the key is opened: a refusal costs no login. */
+	err = job_form(job, o);
 	if (err != MS_OK) {
 		return err;
 	}

@@ -592,8 +592,7 @@ static ms_err
 check_signature(const struct ms_lanes *p, const struct lane *l, const struct ms_signer_req *req,
 		const uint8_t *sig, size_t sig_len, struct ms_lanes_result *res)
 {
-	uint8_t tbs[MS_SIGNER_TBS_MAX];
-	size_t tbs_len = 0;
+	struct ms_signer_msg m;
 	enum ms_key_type type;
 	char who[600];
 
@@ -601,12 +600,12 @@ check_signature(const struct ms_lanes *p, const struct lane *l, const struct ms_
 		return MS_OK;
 	}
 	ms_cms_cert_key(p->cfg.cert, &type, NULL, NULL);
-	if (ms_cms_tbs_encode(type, req->alg, req->digest, req->digest_len, tbs, sizeof(tbs),
-			      &tbs_len) != MS_OK) {
+	if (ms_signer_req_message(type, req, &m) != MS_OK) {
 		snprintf(res->why, sizeof(res->why), "cannot encode what was signed");
 		return MS_E_INTERNAL;
 	}
-	if (ms_cms_cert_verify(p->cfg.cert, req->alg, tbs, tbs_len, sig, sig_len) == MS_OK) {
+	if (ms_cms_cert_verify_parts(p->cfg.cert, req->alg, m.spans, m.n_spans, sig,
+				     sig_len) == MS_OK) {
 		return MS_OK;
 	}
 	ms_signer_name(l->signer, who, sizeof(who));

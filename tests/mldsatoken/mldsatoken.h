@@ -9,7 +9,7 @@
 #include <p11-kit/pkcs11.h>
 #include <openssl/evp.h>
 
-#include "pkcs11_v32.h"
+#include "../../src/pkcs11/pkcs11_v32.h"
 
 /* Only C_GetFunctionList leaves the shared object. */
 #pragma GCC visibility push(hidden)
