@@ -189,6 +189,15 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	if (err != MS_OK) {
 		return err;
 	}
+	if (is_agent && job->form == MS_SIG_MLDSA_DATA) {
+		ms_cli_error("agent at %s holds this ML-DSA key, and an agent signs module "
+			     "digests only: without --signed-attrs the key signs the whole module; "
+			     "give --signed-attrs (for a kernel with "
+			     "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA) or sign without "
+			     "the agent (MODSIGN_AGENT_SOCK unset); nothing signed",
+			     cfg.agent_sock);
+		return MS_E_UNSUPPORTED;
+	}
 	/* Several tokens: each was checked against the certificate as it opened. */
 	return job->tokens.n > 0 ? MS_OK : job_match(job, o);
 }

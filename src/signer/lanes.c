@@ -63,8 +63,15 @@ struct lane {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* on CLOCK_MONOTONIC */
 	enum lane_state state;		/* guarded by mu */
-	struct ms_signer_req req;	/* a copy; the digest is in digest[] */
+	struct ms_signer_req req;	/* a copy; the digest is in digest[], a module in data */
 	uint8_t digest[MS_HASH_MAX_SIZE];
+	/*
+	 * ML-DSA over the module: the lane's own copy, since a caller that
+	 * leaves a hung lane frees its module while the token may still read.
+	 */
+	uint8_t *data;
+	size_t data_cap;
+	struct ms_span data_span;
 	uint8_t sig[MS_SIG_MAX];
 	size_t sig_len;
 	ms_err err;
@@ -408,6 +415,7 @@ ms_lanes_free(struct ms_lanes *p)
 		pthread_join(ln->thread, NULL);
 		pthread_mutex_destroy(&ln->mu);
 		pthread_cond_destroy(&ln->cv);
+		free(ln->data);
 	}
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->freed);
@@ -507,6 +515,41 @@ drop(struct ms_lanes *p, unsigned m, const char *why)
 	return true;
 }
 
+/* The request's module, if any, into the lane's own buffer (l->data_span). */
+static ms_err
+lane_copy_data(struct lane *l, const struct ms_signer_req *req)
+{
+	size_t total = 0, off = 0;
+	uint8_t *grown;
+
+	for (size_t i = 0; i < req->n_data; i++) {
+		if (req->data[i].len > SIZE_MAX - 1 - total) {
+			return MS_E_NOMEM;
+		}
+		total += req->data[i].len;
+	}
+	if (req->n_data == 0) {
+		return MS_OK;
+	}
+	if (total + 1 > l->data_cap) {
+		grown = realloc(l->data, total + 1);
+		if (grown == NULL) {
+			return MS_E_NOMEM;
+		}
+		l->data = grown;
+		l->data_cap = total + 1;
+	}
+	for (size_t i = 0; i < req->n_data; i++) {
+		if (req->data[i].len > 0) {
+			memcpy(l->data + off, req->data[i].p, req->data[i].len);
+			off += req->data[i].len;
+		}
+	}
+	l->data_span.p = l->data;
+	l->data_span.len = total;
+	return MS_OK;
+}
+
 /*
  * On the lane's own thread: waits for the signature at most the token
  * timeout while another signer is alive to take over; then drops the
@@ -529,12 +572,22 @@ sign_threaded(struct ms_lanes *p, unsigned lane, const struct ms_signer_req *req
 	if (req->digest_len > sizeof(l->digest)) {
 		return MS_E_ARG;
 	}
+	/* The lane is idle (taken by this thread): its buffers are ours until asked. */
+	if (lane_copy_data(l, req) != MS_OK) {
+		return MS_E_NOMEM;
+	}
 	ts.tv_sec = (time_t)(deadline / 1000000000u);
 	ts.tv_nsec = (long)(deadline % 1000000000u);
 	pthread_mutex_lock(&l->mu);
-	memcpy(l->digest, req->digest, req->digest_len);
+	if (req->digest_len > 0) {
+		memcpy(l->digest, req->digest, req->digest_len);
+	}
 	l->req = *req;
 	l->req.digest = l->digest;
+	if (req->n_data > 0) {
+		l->req.data = &l->data_span;
+		l->req.n_data = 1;
+	}
 	memset(&l->res, 0, sizeof(l->res));
 	l->state = LANE_ASKED;
 	pthread_cond_broadcast(&l->cv);

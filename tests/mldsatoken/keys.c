@@ -353,6 +353,9 @@ mt_token_load(struct mt_token *tok, const char *dir)
 	if (!read_line(dir, "label", tok->label, sizeof(tok->label), &len)) {
 		strcpy(tok->label, "mldsa-test");
 	}
+	if (!read_line(dir, "serial", tok->serial, sizeof(tok->serial), &len)) {
+		strcpy(tok->serial, "0001");
+	}
 	if (!read_line(dir, "pin", pin, sizeof(pin), &len) || len == 0 ||
 	    len > sizeof(tok->pin)) {
 		fprintf(stderr, "mldsatoken: %s/pin: no user PIN (1 to %zu bytes)\n", dir,

@@ -43,6 +43,7 @@ struct mt_object {
 
 struct mt_token {
 	char label[33];
+	char serial[17];
 	unsigned char pin[64];
 	size_t pin_len;
 	struct mt_key keys[MT_KEYS_MAX];
