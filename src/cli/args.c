@@ -76,7 +76,8 @@ static const char help_text[] =
 	"                   module's SHA-512, as sign-file 7.2 does with OpenSSL 3.5\n"
 	"                   and 3.6 (a kernel needs\n"
 	"                   CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA);\n"
-	"                   default: the signature covers the module itself\n"
+	"                   default: the signature covers the module itself;\n"
+	"                   MODSIGN_SIGNED_ATTRS=1 does the same for ML-DSA keys\n"
 	"  --max-module-size <n>  refuse a compressed module (.ko.xz, .ko.zst, .ko.gz)\n"
 	"                   that decompresses to more than <n> bytes (K, M, G\n"
 	"                   suffixes; default 256M)\n"
@@ -243,6 +244,7 @@ int
 ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 {
 	const char *argv0 = argc > 0 ? argv[0] : NULL;
+	const char *env;
 	int opt;
 	int rc;
 
@@ -329,6 +331,14 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	}
 	argc -= optind;
 	argv += optind;
+	/* For callers that pass no options, kbuild's sign-file: --signed-attrs for ML-DSA keys. */
+	env = getenv("MODSIGN_SIGNED_ATTRS");
+	if (env != NULL && env[0] != '\0' && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
+		ms_cli_error("MODSIGN_SIGNED_ATTRS=%.20s: want 1 (ML-DSA keys sign signed "
+			     "attributes) or 0", env);
+		return usage();
+	}
+	o->signed_attrs_env = env != NULL && strcmp(env, "1") == 0;
 	rc = o->bulk ? parse_bulk(argc, argv, o) : parse_single(argc, argv, o);
 	if (rc == MS_EXIT_OK && ms_cli_keys_check(o) != MS_OK) {
 		return usage();

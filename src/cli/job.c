@@ -93,13 +93,14 @@ job_form(struct ms_job *job, const struct ms_opts *o)
 			     "ML-DSA)", key);
 		return MS_E_UNSUPPORTED;
 	}
-	if (!o->signed_attrs) {
+	if (!o->signed_attrs && !o->signed_attrs_env) {
 		job->form = MS_SIG_MLDSA_DATA;
 		return MS_OK;
 	}
 	if (job->hash != MS_HASH_SHA512) {
-		ms_cli_error("--signed-attrs: sign-file 7.2's signed attributes hold the module's "
-			     "SHA-512: give sha512 as the hash");
+		ms_cli_error("%s: sign-file 7.2's signed attributes hold the module's SHA-512: "
+			     "give sha512 as the hash", o->signed_attrs ? "--signed-attrs" :
+			     "MODSIGN_SIGNED_ATTRS=1");
 		return MS_E_ARG;
 	}
 	job->form = MS_SIG_MLDSA_ATTRS;
@@ -192,7 +193,7 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	if (is_agent && job->form == MS_SIG_MLDSA_DATA) {
 		ms_cli_error("agent at %s holds this ML-DSA key, and an agent signs module "
 			     "digests only: without --signed-attrs the key signs the whole module; "
-			     "give --signed-attrs (for a kernel with "
+			     "give --signed-attrs or MODSIGN_SIGNED_ATTRS=1 (for a kernel with "
 			     "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA) or sign without "
 			     "the agent (MODSIGN_AGENT_SOCK unset); nothing signed",
 			     cfg.agent_sock);

@@ -224,18 +224,20 @@ fi
 cp "$mod" "$T/ag1.ko"
 cp "$mod" "$T/ag2.ko"
 cp "$mod" "$T/ag3.ko"
+cp "$mod" "$T/ag4.ko"
 run_ms agent "$uri" -- sh -c '
 	"$0" --signed-attrs sha512 "$1" "$2" "$3"; echo "rc1=$?"
 	"$0" sha512 "$1" "$2" "$4"; echo "rc2=$?"
-	"$0" --signed-attrs sha256 "$1" "$2" "$5"; echo "rc3=$?"' \
-	"$MODSIGN" "$uri" "$crt" "$T/ag1.ko" "$T/ag2.ko" "$T/ag3.ko"
+	"$0" --signed-attrs sha256 "$1" "$2" "$5"; echo "rc3=$?"
+	MODSIGN_SIGNED_ATTRS=1 "$0" sha512 "$1" "$2" "$6"; echo "rc4=$?"' \
+	"$MODSIGN" "$uri" "$crt" "$T/ag1.ko" "$T/ag2.ko" "$T/ag3.ko" "$T/ag4.ko"
 cp "$T/out" "$T/agent.out"
-run_ms verify -c "$crt" "$T/ag1.ko"
-if grep -q '^rc1=0$' "$T/agent.out" && [ "$rc" -eq 0 ] &&
-	grep -q 'agent: stopped .* 1 signed' "$T/agent.out"; then
-	t_pass "ML-DSA-65 --signed-attrs through the agent: signed by it, verifies"
+run_ms verify -c "$crt" "$T/ag1.ko" "$T/ag4.ko"
+if grep -q '^rc1=0$' "$T/agent.out" && grep -q '^rc4=0$' "$T/agent.out" && [ "$rc" -eq 0 ] &&
+	grep -q 'agent: stopped .* 2 signed' "$T/agent.out"; then
+	t_pass "ML-DSA-65 --signed-attrs, MODSIGN_SIGNED_ATTRS=1 through the agent: signed by it, verify"
 else
-	t_fail "ML-DSA-65 --signed-attrs through the agent: signed by it, verifies" \
+	t_fail "ML-DSA-65 --signed-attrs, MODSIGN_SIGNED_ATTRS=1 through the agent: signed by it, verify" \
 		"$(cat "$T/agent.out" "$T/out")"
 fi
 if grep -q '^rc2=1$' "$T/agent.out" &&
@@ -265,8 +267,19 @@ expect_fail "--signed-attrs with an RSA key: refused" 1 "--signed-attrs is for M
 run_ms sha512 "$tok/mldsa65.key.pem" "$crt" "$T/r.ko" </dev/null
 expect_fail "an ML-DSA certificate with a key file: refused, tokens only" 1 \
 	"ML-DSA keys on PKCS#11 tokens only"
+MODSIGN_SIGNED_ATTRS=yes run_ms sha512 "$uri" "$crt" "$T/r.ko" </dev/null
+expect_fail "MODSIGN_SIGNED_ATTRS=yes: a usage error" 2 "MODSIGN_SIGNED_ATTRS=yes: want 1"
 untouched "the refusals" "$T/r.ko" "$mod"
 export KBUILD_SIGN_PIN=$PIN
+# MODSIGN_SIGNED_ATTRS=1 is for ML-DSA keys: an RSA key signs as always.
+cp "$mod" "$T/rsa.ko"
+MODSIGN_SIGNED_ATTRS=1 run_ms sha256 "$(key_uri rsa2048)" "$TOP/tests/data/rsa2048.x509.der" \
+	"$T/rsa.ko"
+if [ "$rc" -eq 0 ] && openssl_verify "$T/rsa.ko" "$mod" "$TOP/tests/data/rsa2048.x509.pem"; then
+	t_pass "MODSIGN_SIGNED_ATTRS=1 with an RSA key: signed as without it"
+else
+	t_fail "MODSIGN_SIGNED_ATTRS=1 with an RSA key: signed as without it" "$(cat "$T/out")"
+fi
 run_ms sha512 "$(mldsa_uri mldsa44)" "$crt" "$T/r.ko"
 expect_fail "ML-DSA-44 key, ML-DSA-65 certificate: not the certificate's key" 1 \
 	"is not the key of certificate"
