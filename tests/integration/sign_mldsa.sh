@@ -17,18 +17,7 @@ t_setup
 . "$TOP/tests/lib/tok_mldsa.sh"
 # shellcheck source=tests/lib/slowtoken.sh
 . "$TOP/tests/lib/slowtoken.sh"
-why=$(mldsa_missing)
-if [ -n "$why" ]; then
-	t_skip "ML-DSA signing on a token" "$why"
-	t_done
-	exit
-fi
-tok=$T/tokens/mldsa
-if ! mldsa_start "$tok" "$PIN"; then
-	t_fail "ML-DSA token set up (build/mldsatoken.so, keys)" "$(tail -n 20 "$tok/setup.log")"
-	t_done
-	exit 1
-fi
+mldsa_test_token "ML-DSA signing on a token"
 t_slowtoken
 export KBUILD_SIGN_PIN=$PIN
 "$TOP/tests/lib/mkmodule.sh" "$T/src" 2 64 >/dev/null

@@ -71,6 +71,9 @@ const struct mt_attr *mt_attr_find(const struct mt_object *obj, CK_ATTRIBUTE_TYP
  * private key and context string @ctx; hedged unless @deterministic.
  * @sig holds @key->sig_len bytes; *@sig_len receives the length written.
  */
+/* mt_read_line: the first line of file @path, without its end, into @buf (at most @cap - 1 bytes). */
+bool mt_read_line(const char *path, char *buf, size_t cap, size_t *len);
+
 CK_RV mt_key_sign(const struct mt_key *key, bool deterministic, const unsigned char *ctx,
 		  size_t ctx_len, const unsigned char *msg, size_t msg_len, unsigned char *sig,
 		  size_t *sig_len);

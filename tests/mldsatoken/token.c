@@ -93,24 +93,13 @@ copy_dir(char *buf, size_t cap)
 {
 	Dl_info info;
 	char path[4096];
-	FILE *f;
-	size_t len;
+	size_t len = 0;
 
 	if (dladdr((void *)(uintptr_t)mt_initialize, &info) == 0 || info.dli_fname == NULL ||
 	    snprintf(path, sizeof(path), "%s.dir", info.dli_fname) >= (int)sizeof(path)) {
 		return false;
 	}
-	f = fopen(path, "r");
-	if (f == NULL) {
-		return false;
-	}
-	if (fgets(buf, (int)cap, f) == NULL) {
-		buf[0] = '\0';
-	}
-	fclose(f);
-	len = strcspn(buf, "\n");
-	buf[len] = '\0';
-	return len > 0;
+	return mt_read_line(path, buf, cap, &len) && len > 0;
 }
 
 CK_RV
