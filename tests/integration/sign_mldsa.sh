@@ -119,6 +119,34 @@ done
 uri=$(mldsa_uri mldsa65)
 crt=$tok/mldsa65.crt.der
 
+# -k: the signer named by subjectKeyIdentifier (CMS version 3), as sign-file -k.
+if [ -x "$PQ_SIGNFILE" ]; then
+	cp "$mod" "$T/k.ko"
+	cp "$mod" "$T/ksf.ko"
+	run_ms -d -k --signed-attrs sha512 "$uri" "$crt" "$T/k.ko"
+	"$PQ_SIGNFILE" -d -k sha512 "$tok/mldsa65.key.pem" "$crt" "$T/ksf.ko" >"$T/sf.out" 2>&1
+	a=$(stat -c %s "$T/k.ko.p7s" 2>/dev/null || echo 0)
+	b=$(stat -c %s "$T/ksf.ko.p7s" 2>/dev/null || echo 0)
+	if [ "$rc" -eq 0 ] && [ "$a" -eq "$b" ] && [ "$a" -gt 3309 ] &&
+		cmp -s <(head -c $((a - 3309)) "$T/k.ko.p7s") <(head -c $((b - 3309)) "$T/ksf.ko.p7s"); then
+		t_pass "ML-DSA-65 -k --signed-attrs: the CMS is sign-file 7.2 -k's but for the signature"
+	else
+		t_fail "ML-DSA-65 -k --signed-attrs: the CMS is sign-file 7.2 -k's but for the signature" \
+			"ours $a bytes, sign-file's $b" "$(cat "$T/out" "$T/sf.out")"
+	fi
+else
+	t_skip "ML-DSA-65 -k --signed-attrs: the CMS is sign-file 7.2 -k's" "no $PQ_SIGNFILE"
+fi
+cp "$mod" "$T/k2.ko"
+run_ms -k sha512 "$uri" "$crt" "$T/k2.ko"
+if [ "$rc" -eq 0 ] && raw_verify "$T/k2.ko" "$mod" 65 &&
+	"$MODSIGN" info "$T/k2.ko" 2>/dev/null | grep -q '^skid:'; then
+	t_pass "ML-DSA-65 -k over the module: named by subjectKeyIdentifier, OpenSSL verifies it"
+else
+	t_fail "ML-DSA-65 -k over the module: named by subjectKeyIdentifier, OpenSSL verifies it" \
+		"$(cat "$T/out")"
+fi
+
 # A changed byte after signing.
 cp "$T/d65.ko" "$T/bad.ko"
 printf '\x55' | dd of="$T/bad.ko" bs=1 seek=100 conv=notrunc status=none
