@@ -22,7 +22,7 @@
 #include "../common/json.h"
 #include "agentd.h"
 
-struct ms_agent_audit {
+struct ms_agentd_audit {
 	int fd;			/* -1: log nowhere */
 	pthread_mutex_t lock;	/* one line at a time; @sys_errno */
 	int sys_errno;		/* why the last line failed */
@@ -58,9 +58,9 @@ kind_of(mode_t mode)
 }
 
 ms_err
-ms_agent_audit_open(const char *path, struct ms_agent_audit **out, char *why, size_t why_cap)
+ms_agentd_audit_open(const char *path, struct ms_agentd_audit **out, char *why, size_t why_cap)
 {
-	struct ms_agent_audit *a = calloc(1, sizeof(*a));
+	struct ms_agentd_audit *a = calloc(1, sizeof(*a));
 	struct stat st;
 	int fl;
 
@@ -115,7 +115,7 @@ fail:
 }
 
 int
-ms_agent_audit_errno(struct ms_agent_audit *a)
+ms_agentd_audit_errno(struct ms_agentd_audit *a)
 {
 	int e;
 
@@ -129,7 +129,7 @@ ms_agent_audit_errno(struct ms_agent_audit *a)
 }
 
 void
-ms_agent_audit_free(struct ms_agent_audit *a)
+ms_agentd_audit_free(struct ms_agentd_audit *a)
 {
 	if (a == NULL) {
 		return;
@@ -213,7 +213,7 @@ whole_lines_end(int fd, off_t size, off_t *end)
  * is cut off again, back to the size before it.
  */
 static ms_err
-append_line(struct ms_agent_audit *a, const char *p, size_t len)
+append_line(struct ms_agentd_audit *a, const char *p, size_t len)
 {
 	struct stat st;
 	off_t size = 0;
@@ -251,7 +251,7 @@ append_line(struct ms_agent_audit *a, const char *p, size_t len)
 
 /* Ends the line in @f (a memory stream) and appends it whole, or not at all. */
 static ms_err
-line_write(struct ms_agent_audit *a, FILE *f, char **buf, size_t *len)
+line_write(struct ms_agentd_audit *a, FILE *f, char **buf, size_t *len)
 {
 	ms_err err = MS_E_INTERNAL;
 
@@ -279,7 +279,7 @@ out:
 }
 
 ms_err
-ms_agent_audit_sign(struct ms_agent_audit *a, const struct ms_agent_audit_sign *rec)
+ms_agentd_audit_sign(struct ms_agentd_audit *a, const struct ms_agentd_audit_sign *rec)
 {
 	static const char hex[] = "0123456789abcdef";
 	char digest[2 * MS_HASH_MAX_SIZE + 1];
@@ -320,7 +320,7 @@ ms_agent_audit_sign(struct ms_agent_audit *a, const struct ms_agent_audit_sign *
 }
 
 ms_err
-ms_agent_audit_event(struct ms_agent_audit *a, const char *event,
+ms_agentd_audit_event(struct ms_agentd_audit *a, const char *event,
 		     const struct ms_agent_peer *peer, const char *key, const char *detail)
 {
 	char *buf = NULL;

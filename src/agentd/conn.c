@@ -50,7 +50,7 @@ send_status(struct conn *c, enum ms_agent_msg type, enum ms_agent_status st, con
 static ms_err
 serve_hello(struct conn *c)
 {
-	const struct ms_agent_server_cfg *cfg = c->srv->cfg;
+	const struct ms_agentd_server_cfg *cfg = c->srv->cfg;
 	struct ms_agent_reply r;
 
 	memset(&r, 0, sizeof(r));
@@ -89,10 +89,10 @@ cert_hash(const struct ms_span *cert, uint8_t out[32])
  * *@stopping: no lane could be had because the pool is stopped.
  */
 static ms_err
-check_cert(struct ms_agent_server *srv, const struct ms_span *der, bool *stopping, char *why,
+check_cert(struct ms_agentd_server *srv, const struct ms_span *der, bool *stopping, char *why,
 	   size_t cap)
 {
-	const struct ms_agent_server_cfg *cfg = srv->cfg;
+	const struct ms_agentd_server_cfg *cfg = srv->cfg;
 	struct ms_cms_cert *cert = NULL;
 	/*
 	 * Several tokens (agent --key) all show their public keys (checked at
@@ -184,16 +184,16 @@ serve_match(struct conn *c, const struct ms_agent_req *req)
  * socket goes, so that new clients fail at once to connect.
  */
 static void
-token_lost(struct ms_agent_server *srv, const struct ms_lanes_result *res)
+token_lost(struct ms_agentd_server *srv, const struct ms_lanes_result *res)
 {
 	struct ms_lanes_signer_stat st;
-	char who[600], reason[MS_AGENT_REASON_MAX];
+	char who[600], reason[MS_AGENTD_REASON_MAX];
 
 	ms_lanes_signer_stat(srv->cfg->lanes, res->signer, &st);
 	ms_signer_name(st.signer, who, sizeof(who));
 	snprintf(reason, sizeof(reason), "%s lost: %s; it could not be brought back", who,
 		 res->why);
-	ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: stopping", reason);
+	ms_agenti_say(srv, MS_AGENTD_SAY_ERROR, "%s: stopping", reason);
 	atomic_store(&srv->is_token_lost, true);
 	ms_lanes_stop(srv->cfg->lanes);
 	ms_agenti_stop(srv, reason);
@@ -203,14 +203,14 @@ token_lost(struct ms_agent_server *srv, const struct ms_lanes_result *res)
 static ms_err
 serve_sign(struct conn *c, const struct ms_agent_req *req)
 {
-	struct ms_agent_server *srv = c->srv;
-	const struct ms_agent_server_cfg *cfg = srv->cfg;
+	struct ms_agentd_server *srv = c->srv;
+	const struct ms_agentd_server_cfg *cfg = srv->cfg;
 	char label[MS_AGENT_PATH_MAX + 1];
 	uint8_t sig[MS_SIG_MAX];
 	size_t sig_len = 0;
 	struct ms_signer_req lr = { .form = MS_SIG_DIGEST };
 	struct ms_lanes_result res;
-	struct ms_agent_audit_sign rec;
+	struct ms_agentd_audit_sign rec;
 	struct ms_agent_reply r;
 	unsigned lane;
 	ms_err err;
@@ -219,7 +219,7 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	label[req->module.len] = '\0';
 	memset(&res, 0, sizeof(res));
 	if (ms_signer_key_type(cfg->signer) == MS_KEY_MLDSA && req->hash != MS_HASH_SHA512) {
-		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: refused: an ML-DSA key signs only "
+		ms_agenti_say(srv, MS_AGENTD_SAY_ERROR, "%s: refused: an ML-DSA key signs only "
 			      "signed attributes holding a SHA-512 digest", label);
 		atomic_fetch_add(&srv->failed, 1);
 		return send_status(c, MS_AGENT_SIGN, MS_AGENT_ST_FAILED,
@@ -243,7 +243,7 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	atomic_store(&c->lane, MS_LANE_NONE);
 	ms_lanes_give(cfg->lanes, lane);
 	if (res.recovered && err == MS_OK) {
-		ms_agenti_say(srv, MS_AGENT_SAY_WARN, "%s: %s: session re-opened, signed again",
+		ms_agenti_say(srv, MS_AGENTD_SAY_WARN, "%s: %s: session re-opened, signed again",
 			      label, res.why);
 	}
 
@@ -257,16 +257,16 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	rec.digest = req->digest;
 	rec.key = cfg->key_name;
 	rec.error = err == MS_OK ? NULL : res.why;
-	if (ms_agent_audit_sign(cfg->audit, &rec) != MS_OK) {
+	if (ms_agentd_audit_sign(cfg->audit, &rec) != MS_OK) {
 		/* An audited key hands out no signature the trail does not show. */
-		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "--log: cannot write the audit line for %s: "
-		    "signature withheld", label);
+		ms_agenti_say(srv, MS_AGENTD_SAY_ERROR,
+			      "--log: cannot write the audit line for %s: signature withheld", label);
 		atomic_fetch_add(&srv->failed, 1);
 		return send_status(c, MS_AGENT_SIGN, MS_AGENT_ST_FAILED,
 				   "the agent cannot write its audit log: signature withheld");
 	}
 	if (err != MS_OK) {
-		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: signing failed: %s", label, res.why);
+		ms_agenti_say(srv, MS_AGENTD_SAY_ERROR, "%s: signing failed: %s", label, res.why);
 		atomic_fetch_add(&srv->failed, 1);
 		if (res.is_lost) {
 			token_lost(srv, &res);
@@ -286,7 +286,7 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 static bool
 request_begin(struct conn *c)
 {
-	struct ms_agent_server *srv = c->srv;
+	struct ms_agentd_server *srv = c->srv;
 	bool ok;
 
 	pthread_mutex_lock(&srv->lock);
@@ -304,7 +304,7 @@ request_begin(struct conn *c)
 static bool
 request_end(struct conn *c)
 {
-	struct ms_agent_server *srv = c->srv;
+	struct ms_agentd_server *srv = c->srv;
 	bool stopping;
 
 	pthread_mutex_lock(&srv->lock);
@@ -365,24 +365,25 @@ drain(struct conn *c)
 static void
 malformed(struct conn *c, const char *why)
 {
-	struct ms_agent_server *srv = c->srv;
+	struct ms_agentd_server *srv = c->srv;
 
 	atomic_fetch_add(&srv->malformed, 1);
 	if (send_status(c, 0, MS_AGENT_ST_REFUSED, why) != MS_OK) {
 		/* the client is gone: nothing to tell */
 	}
-	if (ms_agent_audit_event(srv->cfg->audit, "malformed", &c->peer, NULL, why) != MS_OK) {
-		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "--log: cannot write the audit line");
+	if (ms_agentd_audit_event(srv->cfg->audit, "malformed", &c->peer, NULL, why) != MS_OK) {
+		ms_agenti_say(srv, MS_AGENTD_SAY_ERROR, "--log: cannot write the audit line");
 	}
-	ms_agenti_say(srv, MS_AGENT_SAY_WARN, "malformed request from pid %ld (%s): %s; connection closed",
-	    (long)c->peer.pid, c->peer.exe[0] != '\0' ? c->peer.exe : "?", why);
+	ms_agenti_say(srv, MS_AGENTD_SAY_WARN,
+		      "malformed request from pid %ld (%s): %s; connection closed", (long)c->peer.pid,
+		      c->peer.exe[0] != '\0' ? c->peer.exe : "?", why);
 	drain(c);
 }
 
 static bool
 peer_allowed(struct conn *c)
 {
-	struct ms_agent_server *srv = c->srv;
+	struct ms_agentd_server *srv = c->srv;
 	char why[128];
 
 	if (ms_agent_peer_get(c->fd, &c->peer) != MS_OK) {
@@ -397,10 +398,10 @@ peer_allowed(struct conn *c)
 	if (send_status(c, 0, MS_AGENT_ST_REFUSED, "refused: not the agent's user") != MS_OK) {
 		/* nothing more to tell it */
 	}
-	if (ms_agent_audit_event(srv->cfg->audit, "refused", &c->peer, NULL, why) != MS_OK) {
-		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "--log: cannot write the audit line");
+	if (ms_agentd_audit_event(srv->cfg->audit, "refused", &c->peer, NULL, why) != MS_OK) {
+		ms_agenti_say(srv, MS_AGENTD_SAY_ERROR, "--log: cannot write the audit line");
 	}
-	ms_agenti_say(srv, MS_AGENT_SAY_WARN, "refused a connection from pid %ld (%s): %s",
+	ms_agenti_say(srv, MS_AGENTD_SAY_WARN, "refused a connection from pid %ld (%s): %s",
 	    (long)c->peer.pid, c->peer.exe[0] != '\0' ? c->peer.exe : "?", why);
 	drain(c);
 	return false;
@@ -463,7 +464,7 @@ void *
 ms_agenti_conn_main(void *arg)
 {
 	struct conn *c = arg;
-	struct ms_agent_server *srv = c->srv;
+	struct ms_agentd_server *srv = c->srv;
 	uint8_t *body = malloc(MS_AGENT_BODY_MAX);
 
 	if (body != NULL && peer_allowed(c)) {

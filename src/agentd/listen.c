@@ -111,7 +111,7 @@ path_check(const char *base, const char *var, char *why, size_t why_cap)
  * when "<base>/modsign-agent.XXXXXX/sock" does not fit a socket address.
  */
 static ms_err
-open_base(struct ms_agent_sock *s, const char *base, bool is_runtime, const char *var,
+open_base(struct ms_agentd_sock *s, const char *base, bool is_runtime, const char *var,
 	  bool *fit, char *why, size_t why_cap)
 {
 	struct stat st;
@@ -156,10 +156,10 @@ open_base(struct ms_agent_sock *s, const char *base, bool is_runtime, const char
 /*
  * Makes "modsign-agent.XXXXXX" (mode 0700) in the base directory, through
  * its descriptor, and keeps a descriptor of it and its device and inode:
- * ms_agent_sock_close() removes that directory and no other.
+ * ms_agentd_sock_close() removes that directory and no other.
  */
 static ms_err
-make_in_base(struct ms_agent_sock *s, const char *base, char *why, size_t why_cap)
+make_in_base(struct ms_agentd_sock *s, const char *base, char *why, size_t why_cap)
 {
 	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				    "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -214,7 +214,7 @@ make_in_base(struct ms_agent_sock *s, const char *base, char *why, size_t why_ca
  * the variables (@dirs).
  */
 static ms_err
-make_dir(struct ms_agent_sock *s, const struct ms_agent_sock_dirs *dirs, char *why,
+make_dir(struct ms_agentd_sock *s, const struct ms_agentd_sock_dirs *dirs, char *why,
 	 size_t why_cap)
 {
 	const char *xdg = dirs->runtime_dir;
@@ -282,7 +282,7 @@ make_dir(struct ms_agent_sock *s, const struct ms_agent_sock_dirs *dirs, char *w
 }
 
 ms_err
-ms_agent_sock_listen(struct ms_agent_sock *s, const struct ms_agent_sock_dirs *dirs, char *why,
+ms_agentd_sock_listen(struct ms_agentd_sock *s, const struct ms_agentd_sock_dirs *dirs, char *why,
 		     size_t why_cap)
 {
 	struct sockaddr_un sa;
@@ -343,7 +343,7 @@ is_same(int dir_fd, const char *name, dev_t dev, ino_t ino)
 }
 
 void
-ms_agent_sock_close(struct ms_agent_sock *s)
+ms_agentd_sock_close(struct ms_agentd_sock *s)
 {
 	if (s->fd >= 0) {
 		close(s->fd);

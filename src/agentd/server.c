@@ -26,7 +26,7 @@
 #define TICK_MS 1000
 
 void
-ms_agenti_say(struct ms_agent_server *srv, enum ms_agent_say kind, const char *fmt, ...)
+ms_agenti_say(struct ms_agentd_server *srv, enum ms_agentd_say kind, const char *fmt, ...)
 {
 	char line[2048];
 	va_list ap;
@@ -41,7 +41,7 @@ ms_agenti_say(struct ms_agent_server *srv, enum ms_agent_say kind, const char *f
 }
 
 void
-ms_agenti_wake(struct ms_agent_server *srv)
+ms_agenti_wake(struct ms_agentd_server *srv)
 {
 	if (write(srv->wake[1], "w", 1) < 0) {
 		/* full: the loop is awake already */
@@ -50,7 +50,7 @@ ms_agenti_wake(struct ms_agent_server *srv)
 
 /* The first reason wins; the accept loop then stops. */
 void
-ms_agenti_stop(struct ms_agent_server *srv, const char *reason)
+ms_agenti_stop(struct ms_agentd_server *srv, const char *reason)
 {
 	pthread_mutex_lock(&srv->lock);
 	if (!srv->stopping) {
@@ -63,7 +63,7 @@ ms_agenti_stop(struct ms_agent_server *srv, const char *reason)
 
 /* Joins finished connection threads; with @all, waits for every one. */
 static void
-reap(struct ms_agent_server *srv, bool all)
+reap(struct ms_agentd_server *srv, bool all)
 {
 	for (;;) {
 		struct conn *done = NULL;
@@ -114,7 +114,7 @@ reap(struct ms_agent_server *srv, bool all)
  * with srv->lock held.
  */
 static bool
-room_for_one(struct ms_agent_server *srv, bool evict, bool *evicted)
+room_for_one(struct ms_agentd_server *srv, bool evict, bool *evicted)
 {
 	struct conn *idlest = NULL;
 	unsigned live = 0;
@@ -151,7 +151,7 @@ room_for_one(struct ms_agent_server *srv, bool evict, bool *evicted)
 }
 
 static void
-accept_one(struct ms_agent_server *srv)
+accept_one(struct ms_agentd_server *srv)
 {
 	struct conn *c = NULL;
 	bool evicted = false, say_full = false;
@@ -185,7 +185,7 @@ accept_one(struct ms_agent_server *srv)
 	srv->conns[srv->n_conns++] = c;
 	pthread_mutex_unlock(&srv->lock);
 	if (say_full) {
-		ms_agenti_say(srv, MS_AGENT_SAY_WARN, "%d connections open: each new client now "
+		ms_agenti_say(srv, MS_AGENTD_SAY_WARN, "%d connections open: each new client now "
 		    "closes the one that has waited longest for its next request", CONNS_MAX);
 	}
 	if (pthread_create(&c->thread, NULL, ms_agenti_conn_main, c) != 0) {
@@ -203,7 +203,7 @@ accept_one(struct ms_agent_server *srv)
  * the agent stops signing.
  */
 static bool
-check_hung(struct ms_agent_server *srv)
+check_hung(struct ms_agentd_server *srv)
 {
 	struct ms_lanes_hang hang[8];
 	size_t n = ms_lanes_hung(srv->cfg->lanes, hang, sizeof(hang) / sizeof(hang[0]));
@@ -212,8 +212,9 @@ check_hung(struct ms_agent_server *srv)
 		return false;
 	}
 	for (size_t i = 0; i < n && i < sizeof(hang) / sizeof(hang[0]); i++) {
-		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: the token did not return the signature within "
-		    "%u s (--token-timeout): stopping", hang[i].label != NULL ? hang[i].label : "?",
+		ms_agenti_say(srv, MS_AGENTD_SAY_ERROR,
+			      "%s: the token did not return the signature within %u s "
+			      "(--token-timeout): stopping", hang[i].label != NULL ? hang[i].label : "?",
 		    srv->cfg->token_timeout);
 	}
 	pthread_mutex_lock(&srv->lock);
@@ -229,9 +230,9 @@ check_hung(struct ms_agent_server *srv)
 
 /* How long poll may sleep: until the next tick, idle deadline or end of life. */
 static int
-poll_ms(struct ms_agent_server *srv, int64_t t0)
+poll_ms(struct ms_agentd_server *srv, int64_t t0)
 {
-	const struct ms_agent_server_cfg *cfg = srv->cfg;
+	const struct ms_agentd_server_cfg *cfg = srv->cfg;
 	int64_t t = ms_agent_now_ms(), wait = TICK_MS;
 
 	if (cfg->lifetime > 0) {
@@ -244,9 +245,9 @@ poll_ms(struct ms_agent_server *srv, int64_t t0)
 
 /* Whether the agent has lived or idled long enough; says why in @why. */
 static bool
-timed_out(struct ms_agent_server *srv, int64_t t0, char *why, size_t cap)
+timed_out(struct ms_agentd_server *srv, int64_t t0, char *why, size_t cap)
 {
-	const struct ms_agent_server_cfg *cfg = srv->cfg;
+	const struct ms_agentd_server_cfg *cfg = srv->cfg;
 	int64_t t = ms_agent_now_ms();
 	bool out = false;
 
@@ -267,9 +268,9 @@ timed_out(struct ms_agent_server *srv, int64_t t0, char *why, size_t cap)
 }
 
 static void
-accept_loop(struct ms_agent_server *srv)
+accept_loop(struct ms_agentd_server *srv)
 {
-	const struct ms_agent_server_cfg *cfg = srv->cfg;
+	const struct ms_agentd_server_cfg *cfg = srv->cfg;
 	int64_t t0 = ms_agent_now_ms();
 	char why[256];
 
@@ -326,9 +327,9 @@ accept_loop(struct ms_agent_server *srv)
  * their next request are let go, requests being served are finished.
  */
 static void
-wind_down(struct ms_agent_server *srv)
+wind_down(struct ms_agentd_server *srv)
 {
-	ms_agent_sock_close(srv->sock);
+	ms_agentd_sock_close(srv->sock);
 	pthread_mutex_lock(&srv->lock);
 	for (unsigned i = 0; i < srv->n_conns; i++) {
 		if (!srv->conns[i]->is_busy && !srv->conns[i]->is_done) {
@@ -340,10 +341,10 @@ wind_down(struct ms_agent_server *srv)
 }
 
 ms_err
-ms_agent_server_run(const struct ms_agent_server_cfg *cfg, struct ms_agent_sock *sock,
-		    struct ms_agent_stats *stats, char *reason, size_t reason_cap)
+ms_agentd_server_run(const struct ms_agentd_server_cfg *cfg, struct ms_agentd_sock *sock,
+		    struct ms_agentd_stats *stats, char *reason, size_t reason_cap)
 {
-	struct ms_agent_server *srv = NULL;
+	struct ms_agentd_server *srv = NULL;
 	ms_err err = MS_E_INTERNAL;
 
 	memset(stats, 0, sizeof(*stats));

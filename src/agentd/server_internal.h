@@ -30,7 +30,7 @@
 
 /* One client connection and its thread; owned by the server's list. */
 struct conn {
-	struct ms_agent_server *srv;
+	struct ms_agentd_server *srv;
 	int fd;
 	pthread_t thread;
 	struct ms_agent_peer peer;
@@ -48,10 +48,10 @@ struct match_entry {
 	ms_err result;
 };
 
-/* One run of the server (ms_agent_server_run()). */
-struct ms_agent_server {
-	const struct ms_agent_server_cfg *cfg;
-	struct ms_agent_sock *sock;
+/* One run of the server (ms_agentd_server_run()). */
+struct ms_agentd_server {
+	const struct ms_agentd_server_cfg *cfg;
+	struct ms_agentd_sock *sock;
 	uid_t uid;
 	int wake[2];			/* conn threads wake the accept loop */
 
@@ -62,7 +62,7 @@ struct ms_agent_server {
 	unsigned n_busy;
 	bool stopping;
 	int64_t last_ms;		/* when the last request ended, for --idle-timeout */
-	char reason[MS_AGENT_REASON_MAX];	/* why it stopped */
+	char reason[MS_AGENTD_REASON_MAX];	/* why it stopped */
 	atomic_bool is_token_lost;	/* it stopped because the token is gone */
 
 	pthread_mutex_t match_lock;	/* one certificate check at a time */
@@ -75,14 +75,14 @@ struct ms_agent_server {
 };
 
 /* ms_agenti_say() - one line for the caller to print (cfg->say), formatted. */
-void ms_agenti_say(struct ms_agent_server *srv, enum ms_agent_say kind, const char *fmt, ...)
+void ms_agenti_say(struct ms_agentd_server *srv, enum ms_agentd_say kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ms_agenti_wake() - wake the accept loop (a connection ended, a stop was asked). */
-void ms_agenti_wake(struct ms_agent_server *srv);
+void ms_agenti_wake(struct ms_agentd_server *srv);
 
 /* ms_agenti_stop() - ask the server to stop; the first reason wins. */
-void ms_agenti_stop(struct ms_agent_server *srv, const char *reason);
+void ms_agenti_stop(struct ms_agentd_server *srv, const char *reason);
 
 /*
  * ms_agenti_conn_main() - a connection's thread: checks the peer, serves its

@@ -2,9 +2,12 @@
 /*
  * The signing application, below the command line: opening the key a run
  * signs with (a key file, `modsign agent`, or 1 to 16 tokens holding one
- * key), hashing a module's payload and verifying a module's signature. It prints nothing, reads no environment variable and no terminal:
- * its lines go out through a sink, PINs come in through a provider, both
- * given by the caller.
+ * key), hashing a module's payload, verifying a module's signature, and
+ * the signing run itself: the job (job.h), its modules, their names and
+ * directories (list.h, names.h, dirs.h) and the bulk engine (run.h). It
+ * prints nothing, reads no environment variable and no terminal, never
+ * exits: its lines go out through a sink, PINs come in through a provider,
+ * a stop through the run's struct ms_app_stop, all given by the caller.
  */
 #ifndef MS_APP_H
 #define MS_APP_H
@@ -18,28 +21,38 @@
 #include "../common/ms_common.h"
 #include "../modfmt/modfmt.h"
 #include "../signer/signer.h"
-
-/* Tokens holding one key in a run: <key> and at most 15 --key. */
-#define MS_TOKENS_MAX 16
+#include "opts.h"
 
 /* A token as messages name it: "token 'label' (serial s)". */
 #define MS_TOKEN_NAME 96
+
+/*
+ * A key or certificate argument as lines show it (ms_p11_uri_redact(): a
+ * URI's PIN hidden). Callers give a buffer of MS_APP_ARG_SHOW bytes.
+ */
+#define MS_APP_ARG_SHOW 512
 
 /* What a line of the sink is. */
 enum ms_app_say_kind {
 	MS_APP_SAY_ERROR = 0,	/* the command line prints "modsign: <text>" */
 	MS_APP_SAY_WARN,	/* "modsign: warning: <text>" */
+	MS_APP_SAY_INFO,	/* "modsign: <text>", not a failure: a run's summary */
+	MS_APP_SAY_LINE,	/* "<text>" as it is: "signed <module>" */
 };
 
 /*
  * Where the application's lines go. say() gets the text (names in it not
  * escaped yet: the printer escapes) and @detail, the token layer's text
  * whose further lines start with "\n" (NULL: none). Called from the
- * threads that open tokens too: say() must be thread-safe.
+ * threads that open tokens and sign modules too: say() must be
+ * thread-safe. progress() (NULL: none) hears of each module a run has
+ * finished, @done of @total; @is_last: the run's summary follows, no
+ * progress after it.
  */
 struct ms_app_sink {
 	void (*say)(void *ctx, enum ms_app_say_kind kind, const char *text, const char *detail);
 	void *ctx;
+	void (*progress)(void *ctx, size_t done, size_t total, bool is_last);
 };
 
 /* How a PIN may be found (flags of struct ms_app_pin_ask). */
@@ -121,6 +134,20 @@ ms_err ms_app_key_open(const struct ms_app_key_cfg *cfg, const struct ms_cms_cer
 		       const struct ms_app_sink *sink, const struct ms_app_pins *pins,
 		       struct ms_pin *pin, struct ms_signer **out, struct ms_tokens *tokens,
 		       bool *is_agent) MS_MUST_CHECK;
+
+/*
+ * ms_app_key_cfg_init() - the key settings of @o into @cfg, with @agent_sock
+ * (NULL: no agent) as the agent's socket.
+ */
+void ms_app_key_cfg_init(const struct ms_opts *o, const char *agent_sock,
+			 struct ms_app_key_cfg *cfg);
+
+/*
+ * ms_app_job_wipe() - wipe the job's PIN and its --key tokens' PINs, freeing
+ * nothing (a thread is left inside a token); again is harmless.
+ */
+struct ms_job;
+void ms_app_job_wipe(struct ms_job *job);
 
 /*
  * ms_app_payload_digest() - the digests of the first @len bytes of the open
@@ -212,5 +239,33 @@ void ms_app_p11_error(const struct ms_app_sink *sink, const char *role,
 void ms_app_p11_login_error(const struct ms_app_sink *sink, const char *who,
 			    const struct ms_p11 *p11, ms_err err, const struct ms_pin *pin,
 			    bool allow_final_try, const char *tail);
+
+/*
+ * ms_app_modfile_why() - the text of a module file's failure, without the
+ * file name ("is a directory", "open: Permission denied", ...): @mf after a
+ * failed ms_modfile_*() call (it tells the module from a <dest> or .p7s).
+ */
+void ms_app_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap);
+
+/*
+ * The self-pipe that wakes a poll(2) loop (wake.c): a thread or a signal
+ * handler writes a byte to fds[1], the loop polls fds[0].
+ * ms_app_wake_init() - a non-blocking, close-on-exec pipe in @fds.
+ * Return: MS_OK; MS_E_IO with errno (@fds both -1).
+ * ms_app_wake_write() - one byte to @fd (-1: nothing); a full pipe is a
+ * wake-up already waiting. Async-signal-safe, keeps errno.
+ * ms_app_wake_close() - close both ends, both -1 (fds[0] -1: nothing to do).
+ */
+ms_err ms_app_wake_init(int fds[2]) MS_MUST_CHECK;
+void ms_app_wake_write(int fd);
+void ms_app_wake_close(int fds[2]);
+
+/* The run: certificates, the job, the module list, its names and directories, the engine. */
+#include "cert.h"
+#include "dirs.h"
+#include "job.h"
+#include "list.h"
+#include "names.h"
+#include "run.h"
 
 #endif

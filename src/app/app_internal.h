@@ -14,6 +14,13 @@
  */
 void ms_app_say(const struct ms_app_sink *sink, enum ms_app_say_kind kind, const char *detail,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* ms_app_err(), ms_app_warn(), ms_app_info() - ms_app_say() of that kind, without a detail. */
+void ms_app_err(const struct ms_app_sink *sink, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ms_app_warn(const struct ms_app_sink *sink, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ms_app_info(const struct ms_app_sink *sink, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /*
  * ms_app_tokens_open() - the tokens part of ms_app_key_open(): @cfg->key

@@ -6,19 +6,21 @@
 
 #include "app_internal.h"
 
-void
-ms_app_say(const struct ms_app_sink *sink, enum ms_app_say_kind kind, const char *detail,
-	   const char *fmt, ...)
+static void vsay(const struct ms_app_sink *sink, enum ms_app_say_kind kind, const char *detail,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
+static void
+vsay(const struct ms_app_sink *sink, enum ms_app_say_kind kind, const char *detail,
+     const char *fmt, va_list ap)
 {
 	char line[MS_APP_LINE_MAX];
 	char *text = line;
-	va_list ap, again;
+	va_list again;
 	int n;
 
 	if (sink == NULL || sink->say == NULL) {
 		return;
 	}
-	va_start(ap, fmt);
 	va_copy(again, ap);
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	if (n < 0) {
@@ -32,9 +34,49 @@ ms_app_say(const struct ms_app_sink *sink, enum ms_app_say_kind kind, const char
 		}
 	}
 	va_end(again);
-	va_end(ap);
 	sink->say(sink->ctx, kind, text, detail);
 	if (text != line) {
 		free(text);
 	}
+}
+
+void
+ms_app_say(const struct ms_app_sink *sink, enum ms_app_say_kind kind, const char *detail,
+	   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(sink, kind, detail, fmt, ap);
+	va_end(ap);
+}
+
+void
+ms_app_err(const struct ms_app_sink *sink, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(sink, MS_APP_SAY_ERROR, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+ms_app_warn(const struct ms_app_sink *sink, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(sink, MS_APP_SAY_WARN, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+ms_app_info(const struct ms_app_sink *sink, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(sink, MS_APP_SAY_INFO, NULL, fmt, ap);
+	va_end(ap);
 }

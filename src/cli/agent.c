@@ -25,9 +25,7 @@
 #include "args.h"
 #include "commands.h"
 #include "exit.h"
-#include "job.h"
 #include "msg.h"
-#include "run.h"
 #include "sink.h"
 #include "wake.h"
 
@@ -99,7 +97,7 @@ struct agent_args {
 struct run {
 	const struct agent_args *a;
 	const struct ms_tokens *tokens;	/* --key: every token, <key>'s first */
-	struct ms_agent_audit *audit;
+	struct ms_agentd_audit *audit;
 	const char *key_name;
 	pid_t child;
 	bool child_done;
@@ -226,13 +224,13 @@ on_wake(void *ctx, char *why, size_t cap)
 }
 
 static void
-say_line(void *ctx, enum ms_agent_say kind, const char *line)
+say_line(void *ctx, enum ms_agentd_say kind, const char *line)
 {
 	const struct run *r = ctx;
 
-	if (kind == MS_AGENT_SAY_ERROR) {
+	if (kind == MS_AGENTD_SAY_ERROR) {
 		ms_cli_error("agent: %s", line);
-	} else if (kind == MS_AGENT_SAY_WARN) {
+	} else if (kind == MS_AGENTD_SAY_WARN) {
 		ms_cli_warn("agent: %s", line);
 	} else if (!r->a->o.quiet) {
 		ms_cli_error("agent: %s", line);
@@ -249,7 +247,7 @@ on_drop(void *ctx, unsigned k, const char *why)
 	snprintf(text, sizeof(text), "%s dropped: %s; the other tokens sign on",
 		 ms_app_tokens_name(r->tokens, k), why);
 	ms_cli_warn("agent: %s", text);
-	if (ms_agent_audit_event(r->audit, "drop", NULL, r->key_name, text) != MS_OK) {
+	if (ms_agentd_audit_event(r->audit, "drop", NULL, r->key_name, text) != MS_OK) {
 		ms_cli_error("agent: --log: cannot write the audit line");
 	}
 }
@@ -293,17 +291,17 @@ exit_status(const struct run *r, ms_err served)
 }
 
 static void
-say_stop(const struct run *r, struct ms_agent_audit *audit, const char *key_name,
-	 const char *reason, const struct ms_agent_stats *st, const struct ms_lanes *lanes)
+say_stop(const struct run *r, struct ms_agentd_audit *audit, const char *key_name,
+	 const char *reason, const struct ms_agentd_stats *st, const struct ms_lanes *lanes)
 {
-	char text[MS_AGENT_REASON_MAX + 256 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
+	char text[MS_AGENTD_REASON_MAX + 256 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
 	char counts[MS_TOKENS_MAX * (MS_TOKEN_NAME + 40)];
 
 	token_counts(r, lanes, counts, sizeof(counts));
 	snprintf(text, sizeof(text), "stopped (%s): %zu signed, %zu failed, %zu refused, "
 		 "%zu malformed%s", reason[0] != '\0' ? reason : "done", st->signed_n, st->failed,
 		 st->refused, st->malformed, counts);
-	if (ms_agent_audit_event(audit, "stop", NULL, key_name, text) != MS_OK) {
+	if (ms_agentd_audit_event(audit, "stop", NULL, key_name, text) != MS_OK) {
 		ms_cli_error("agent: --log: cannot write the audit line");
 	}
 	if (!r->a->o.quiet || st->failed > 0 || st->hung > 0) {
@@ -313,14 +311,14 @@ say_stop(const struct run *r, struct ms_agent_audit *audit, const char *key_name
 
 /* Everything between the key's loading and its closing. */
 static int
-serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *audit, int ready_fd)
+serve(const struct agent_args *a, struct ms_job *job, struct ms_agentd_audit *audit, int ready_fd)
 {
-	struct ms_agent_sock sock = { .fd = -1 };
-	const struct ms_agent_sock_dirs dirs = {
+	struct ms_agentd_sock sock = { .fd = -1 };
+	const struct ms_agentd_sock_dirs dirs = {
 		.runtime_dir = getenv("XDG_RUNTIME_DIR"), .tmp_dir = getenv("TMPDIR"),
 	};
-	struct ms_agent_server_cfg cfg;
-	struct ms_agent_stats st = { .stop_fd = -1 };
+	struct ms_agentd_server_cfg cfg;
+	struct ms_agentd_stats st = { .stop_fd = -1 };
 	struct ms_lanes_cfg lc = {
 		/* An agent lives long: a lost token is worth new sessions (may_recover()). */
 		.recoveries_max = MS_RECOVERIES_MAX, .recovery = MS_LANES_RECOVER_LONG,
@@ -330,7 +328,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	struct run r = { .a = a, .tokens = &job->tokens, .audit = audit, .child = -1 };
 	const char *names[MS_TOKENS_MAX];
 	char key_name[MS_AGENT_NAME_MAX + 1];
-	char why[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 2)] = "", reason[MS_AGENT_REASON_MAX] = "";
+	char why[512 + MS_TOKENS_MAX * (MS_TOKEN_NAME + 2)] = "", reason[MS_AGENTD_REASON_MAX] = "";
 	size_t len;
 	int fds[2] = { -1, -1 };
 	int sys_errno = 0;
@@ -339,7 +337,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 
 	err = ms_agent_key_name(a->o.key, key_name, sizeof(key_name));
 	if (err != MS_OK) {
-		char shown[MS_CLI_ARG_SHOW];
+		char shown[MS_APP_ARG_SHOW];
 
 		ms_p11_uri_redact(a->o.key, shown, sizeof(shown));
 		ms_cli_error("agent: %s: cannot name the key: %s", shown, ms_err_str(err));
@@ -357,7 +355,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	for (size_t k = 0; k < job->tokens.n; k++) {
 		names[k] = job->tokens.name[k];
 	}
-	err = ms_agent_sock_listen(&sock, &dirs, why, sizeof(why));
+	err = ms_agentd_sock_listen(&sock, &dirs, why, sizeof(why));
 	if (err != MS_OK) {
 		ms_cli_error("agent: %s", why);
 		goto out;
@@ -371,10 +369,10 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 					ms_signer_lanes(job->tokens.signer[k]));
 	}
 	/* An audited agent whose trail cannot even begin signs nothing: it does not start. */
-	if (ms_agent_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
+	if (ms_agentd_audit_event(audit, "start", NULL, key_name, why) != MS_OK) {
 		err = MS_E_IO;
 		ms_cli_error("agent: --log %s: cannot write the start line: %s; not started",
-			     a->log, strerror(ms_agent_audit_errno(audit)));
+			     a->log, strerror(ms_agentd_audit_errno(audit)));
 		goto out;
 	}
 	if (ms_cli_agent_wake_pipe(fds) != MS_OK) {
@@ -394,7 +392,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 			r.child = -1;
 			spawn_failed = true;
 			/* The start line is written: the trail says why it ends at once. */
-			if (ms_agent_audit_event(audit, "stop", NULL, key_name,
+			if (ms_agentd_audit_event(audit, "stop", NULL, key_name,
 						 "stopped (cannot run the command)") != MS_OK) {
 				ms_cli_error("agent: --log: cannot write the audit line");
 			}
@@ -424,7 +422,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 	cfg.on_wake = on_wake;
 	cfg.say = say_line;
 	cfg.ctx = &r;
-	err = ms_agent_server_run(&cfg, &sock, &st, reason, sizeof(reason));
+	err = ms_agentd_server_run(&cfg, &sock, &st, reason, sizeof(reason));
 	say_stop(&r, audit, key_name, reason, &st, lanes);
 	if (err == MS_E_TOKEN || ms_lanes_stuck(lanes)) {
 		/*
@@ -433,7 +431,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		 * wiped, the socket is gone; the command is waited for, and its
 		 * status (or 1) is the agent's.
 		 */
-		ms_cli_job_wipe(job);
+		ms_app_job_wipe(job);
 		while (r.child > 0 && !r.child_done && waitpid(r.child, &r.child_status, 0) < 0 &&
 		       errno == EINTR) {
 		}
@@ -450,7 +448,7 @@ serve(const struct agent_args *a, struct ms_job *job, struct ms_agent_audit *aud
 		err = MS_E_TOKEN;
 	}
 out:
-	ms_agent_sock_close(&sock);
+	ms_agentd_sock_close(&sock);
 	ms_lanes_free(lanes);
 	/* The key and its tokens are closed before --stop hears that it is done. */
 	ms_signer_free(job->signer);
@@ -475,7 +473,7 @@ out:
 static int
 agent_run(const struct agent_args *a, int ready_fd)
 {
-	struct ms_agent_audit *audit = NULL;
+	struct ms_agentd_audit *audit = NULL;
 	struct ms_app_key_cfg cfg;
 	struct ms_job job;
 	char why[1200];
@@ -487,12 +485,12 @@ agent_run(const struct agent_args *a, int ready_fd)
 	/* Keep the PIN out of swap while a token may still need it. */
 	(void)mlock(&job.pin, sizeof(job.pin));
 	/* A bad --log costs no token login. */
-	if (ms_agent_audit_open(a->log, &audit, why, sizeof(why)) != MS_OK) {
+	if (ms_agentd_audit_open(a->log, &audit, why, sizeof(why)) != MS_OK) {
 		ms_cli_error("agent: %s", why);
 		goto out;
 	}
 	/* A wrong PIN, or a token of another key, stops here, before anything listens. */
-	ms_cli_key_cfg(&a->o, NULL, &cfg);
+	ms_app_key_cfg_init(&a->o, NULL, &cfg);
 	if (ms_app_key_open(&cfg, NULL, ms_cli_sink(), ms_cli_pins(), &job.pin, &job.signer,
 			    &job.tokens, &is_agent) != MS_OK) {
 		ms_cli_agent_wipe_env_pin();
@@ -502,9 +500,9 @@ agent_run(const struct agent_args *a, int ready_fd)
 	ms_cli_agent_wipe_env_pin();
 	rc = serve(a, &job, audit, ready_fd);
 out:
-	ms_cli_job_close(&job);
+	ms_app_job_close(&job);
 	(void)munlock(&job.pin, sizeof(job.pin));
-	ms_agent_audit_free(audit);
+	ms_agentd_audit_free(audit);
 	return rc;
 }
 

@@ -113,7 +113,7 @@ ms_cli_agent_wake_pipe(int fds[2])
 {
 	struct sigaction sa;
 
-	if (ms_cli_wake_init(fds) != MS_OK) {
+	if (ms_app_wake_init(fds) != MS_OK) {
 		return MS_E_IO;
 	}
 	ms_cli_wake_arm(fds[1]);

@@ -8,7 +8,7 @@
 #include "../common/ms_common.h"
 
 /*
- * ms_cli_agent_wake_pipe() - a wake-up pipe (ms_cli_wake_init()) whose
+ * ms_cli_agent_wake_pipe() - a wake-up pipe (ms_app_wake_init()) whose
  * write end SIGINT, SIGTERM, SIGHUP and SIGCHLD write to (the server's
  * cfg->wake_fd is fds[0]); SIGPIPE ignored. Closed by ms_cli_wake_close().
  * Return: MS_OK; MS_E_IO with errno.

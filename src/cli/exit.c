@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "exit.h"
-#include "job.h"
 
 /*
  * A run stopped by a signal ends by that signal once it has cleaned up, so
@@ -25,13 +24,6 @@ ms_cli_exit_by_signal(int sig)
 	_exit(128 + sig);
 }
 
-void
-ms_cli_job_wipe(struct ms_job *job)
-{
-	ms_pin_clear(&job->pin);
-	ms_app_tokens_wipe(&job->tokens);
-}
-
 /*
  * A thread is inside the token: no C_Finalize, no freeing of what it uses,
  * no atexit handlers (_exit). Only the secrets are wiped and the streams
@@ -40,7 +32,7 @@ ms_cli_job_wipe(struct ms_job *job)
 void
 ms_cli_exit_stuck(struct ms_job *job, int signo, int status)
 {
-	ms_cli_job_wipe(job);
+	ms_app_job_wipe(job);
 	if (signo != 0) {
 		ms_cli_exit_by_signal(signo);
 	}

@@ -3,20 +3,17 @@
 #ifndef MS_CLI_EXIT_H
 #define MS_CLI_EXIT_H
 
-#include "job.h"
+#include "../app/app.h"
 
 /*
  * Ending early (exit.c).
  * ms_cli_exit_by_signal() - flush the streams and end by @sig (its default
  * action), else with status 128 + @sig.
- * ms_cli_job_wipe() - wipe @job's PIN and its --key tokens' PINs; again is
- * harmless.
  * ms_cli_exit_stuck() - a thread is left inside a token (@end->stuck, a
  * hung lane): wipe the job's secrets, flush, and end by @signo if not 0,
  * else with @status, freeing nothing the thread may use.
  */
 _Noreturn void ms_cli_exit_by_signal(int sig);
-void ms_cli_job_wipe(struct ms_job *job);
 _Noreturn void ms_cli_exit_stuck(struct ms_job *job, int signo, int status);
 
 #endif

@@ -11,8 +11,8 @@
 #include "args.h"
 #include "commands.h"
 #include "inspect.h"
-#include "list.h"
 #include "msg.h"
+#include "sink.h"
 
 #define WHY_LEN 512
 #define TEXT_LEN 1024
@@ -260,7 +260,7 @@ ms_cli_info(int argc, char **argv)
 	if (rc != MS_EXIT_OK) {
 		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
-	if (ms_cli_list_build(&a.list, &list) != MS_OK) {
+	if (ms_app_list_build(&a.list, ms_cli_sink(), &list) != MS_OK) {
 		return MS_EXIT_FAIL;
 	}
 	if (a.json) {
@@ -307,6 +307,6 @@ ms_cli_info(int argc, char **argv)
 	if (a.json) {
 		printf("]\n");
 	}
-	ms_cli_list_free(&list);
+	ms_app_list_free(&list);
 	return n_bad == 0 ? MS_EXIT_OK : MS_EXIT_FAIL;
 }

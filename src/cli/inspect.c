@@ -16,7 +16,6 @@
 #include "inspect.h"
 #include "listopt.h"
 #include "msg.h"
-#include "why.h"
 
 /* Above the module-list options' codes (listopt.h). */
 enum {
@@ -192,7 +191,7 @@ ms_cli_sigmod_open(const char *path, uint64_t zlimit, struct ms_sigmod *m, char 
 		}
 	}
 	if (err != MS_OK) {
-		ms_cli_modfile_why(&m->mf, err, why, why_cap);
+		ms_app_modfile_why(&m->mf, err, why, why_cap);
 		return err;
 	}
 	m->is_open = true;
@@ -202,7 +201,7 @@ ms_cli_sigmod_open(const char *path, uint64_t zlimit, struct ms_sigmod *m, char 
 		return err;
 	}
 	if (err != MS_OK) {
-		ms_cli_modfile_why(&m->mf, err, why, why_cap);
+		ms_app_modfile_why(&m->mf, err, why, why_cap);
 		return err;
 	}
 	if (m->layout.sig_len > MS_PKCS7_MAX) {
@@ -217,7 +216,7 @@ ms_cli_sigmod_open(const char *path, uint64_t zlimit, struct ms_sigmod *m, char 
 	}
 	err = ms_mod_sig_read(&m->mf, &m->layout, m->blob, m->layout.sig_len);
 	if (err != MS_OK) {
-		ms_cli_modfile_why(&m->mf, err, why, why_cap);
+		ms_app_modfile_why(&m->mf, err, why, why_cap);
 		return err;
 	}
 	m->parse_err = ms_pkcs7_parse(m->blob, m->layout.sig_len, &m->msg, &m->parse_why);

@@ -48,10 +48,4 @@ void ms_cli_put_json_str(FILE *f, const char *s);
 /* ms_cli_utf8_len() - length of the valid UTF-8 sequence at @s (RFC 3629, 4) within @len; 0 if none. */
 size_t ms_cli_utf8_len(const unsigned char *s, size_t len);
 
-/*
- * A key or certificate argument as messages show it (ms_p11_uri_redact():
- * a URI's PIN hidden). Callers give a buffer of MS_CLI_ARG_SHOW bytes.
- */
-#define MS_CLI_ARG_SHOW 512
-
 #endif

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The command line's side of the application layer: its printer and its PIN sources. */
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "msg.h"
@@ -14,12 +13,14 @@ say(void *ctx, enum ms_app_say_kind kind, const char *text, const char *detail)
 	(void)ctx;
 	if (kind == MS_APP_SAY_WARN) {
 		ms_cli_warn("%s", text);
+	} else if (kind == MS_APP_SAY_LINE) {
+		ms_cli_line(stderr, "%s", text);
 	} else {
 		ms_cli_error_detail(detail, "%s", text);
 	}
 }
 
-static const struct ms_app_sink cli_sink = { say, NULL };
+static const struct ms_app_sink cli_sink = { say, NULL, NULL };
 
 const struct ms_app_sink *
 ms_cli_sink(void)
@@ -50,21 +51,4 @@ const struct ms_app_pins *
 ms_cli_pins(void)
 {
 	return &cli_pins;
-}
-
-void
-ms_cli_key_cfg(const struct ms_opts *o, const char *agent_sock, struct ms_app_key_cfg *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->key = o->key;
-	for (size_t i = 0; i < o->n_keys; i++) {
-		cfg->keys[i] = o->keys[i];
-	}
-	cfg->n_keys = o->n_keys;
-	cfg->allow_final_try = o->allow_final_try;
-	cfg->bulk = o->bulk;
-	cfg->jobs = o->jobs;
-	cfg->token_timeout = o->token_timeout;
-	cfg->verbose = o->verbose;
-	cfg->agent_sock = agent_sock;
 }

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the command line gives the application layer (sink.c): a sink that
- * prints its lines as messages, a PIN provider over the URI, KBUILD_SIGN_PIN
- * and the terminal, and the key settings of the options.
+ * prints its lines as messages and a PIN provider over the URI,
+ * KBUILD_SIGN_PIN and the terminal.
  */
 #ifndef MS_CLI_SINK_H
 #define MS_CLI_SINK_H
 
 #include "../app/app.h"
-#include "args.h"
 
 /* ms_cli_sink() - the lines of src/app as "modsign: ..." on stderr (msg.c). */
 const struct ms_app_sink *ms_cli_sink(void);
@@ -19,11 +18,5 @@ const struct ms_app_sink *ms_cli_sink(void);
  * MS_APP_PIN_PROMPT_ONLY only from a terminal on stdin.
  */
 const struct ms_app_pins *ms_cli_pins(void);
-
-/*
- * ms_cli_key_cfg() - the key settings of @o into @cfg, with @agent_sock
- * (NULL: no agent) as the agent's socket.
- */
-void ms_cli_key_cfg(const struct ms_opts *o, const char *agent_sock, struct ms_app_key_cfg *cfg);
 
 #endif

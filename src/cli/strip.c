@@ -8,11 +8,9 @@
 
 #include "args.h"
 #include "commands.h"
-#include "dirs.h"
 #include "inspect.h"
-#include "list.h"
 #include "msg.h"
-#include "why.h"
+#include "sink.h"
 
 #define WHY_LEN 512
 
@@ -53,7 +51,7 @@ strip_one(const char *path, uint64_t zlimit)
 	} else if (err == MS_E_MALFORMED) {
 		ms_cli_error("%s: %s; left as it is", path, reason != NULL ? reason : "malformed");
 	} else if (err != MS_OK) {
-		ms_cli_modfile_why(&mf, err, why, sizeof(why));
+		ms_app_modfile_why(&mf, err, why, sizeof(why));
 		ms_cli_error("%s: %s; left as it is",
 			     mf.err_path != NULL ? mf.err_path : path, why);
 	}
@@ -75,27 +73,27 @@ ms_cli_strip(int argc, char **argv)
 	if (rc != MS_EXIT_OK) {
 		return rc == MS_EXIT_DONE ? MS_EXIT_OK : rc;
 	}
-	if (ms_cli_list_build(&a.list, &list) != MS_OK) {
+	if (ms_app_list_build(&a.list, ms_cli_sink(), &list) != MS_OK) {
 		return MS_EXIT_FAIL;
 	}
 	if (list.n == 0) {
 		ms_cli_error("no modules to strip");
-		ms_cli_list_free(&list);
+		ms_app_list_free(&list);
 		return MS_EXIT_FAIL;
 	}
 	/* As a signing run does: the temp files killed runs left where we write go first. */
-	if (ms_cli_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
+	if (ms_app_dirs_of((const char *const *)list.path, list.n, &dirs) != MS_OK) {
 		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
-		ms_cli_list_free(&list);
+		ms_app_list_free(&list);
 		return MS_EXIT_FAIL;
 	}
-	ms_cli_dirs_clean_stale(&dirs, false);
-	ms_cli_dirs_free(&dirs);
+	ms_app_dirs_clean_stale(&dirs, false, ms_cli_sink());
+	ms_app_dirs_free(&dirs);
 	for (i = 0; i < list.n; i++) {
 		if (strip_one(list.path[i], a.list.max_module_size) != MS_OK) {
 			n_fail++;
 		}
 	}
-	ms_cli_list_free(&list);
+	ms_app_list_free(&list);
 	return n_fail == 0 ? MS_EXIT_OK : MS_EXIT_FAIL;
 }

@@ -11,13 +11,10 @@
 
 #include "../app/app.h"
 #include "args.h"
-#include "cert.h"
 #include "commands.h"
 #include "inspect.h"
-#include "job.h"
-#include "list.h"
 #include "msg.h"
-#include "why.h"
+#include "sink.h"
 
 #define WHY_LEN 512
 #define NAME_LEN 512
@@ -55,7 +52,7 @@ static const char help_text[] =
 	"Exit status: 0 when no module FAILs, 1 otherwise, 2 usage error.\n";
 
 struct vjob {
-	struct ms_cms_cert *certs[MS_CLI_TRUST_MAX];
+	struct ms_cms_cert *certs[MS_APP_TRUST_MAX];
 	size_t n_certs;
 	uint64_t zlimit;	/* --max-module-size */
 	bool kernel_default;	/* --kernel-default: no ML-DSA waiver */
@@ -187,7 +184,7 @@ check_signers(struct vjob *j, const char *path, struct ms_sigmod *m)
 	}
 	if (c.at_hash) {
 		if (err == MS_E_IO || err == MS_E_CHANGED) {
-			ms_cli_modfile_why(&m->mf, err, why, sizeof(why));
+			ms_app_modfile_why(&m->mf, err, why, sizeof(why));
 		} else {
 			snprintf(why, sizeof(why), "cannot hash the module: %s", ms_err_str(err));
 		}
@@ -273,13 +270,13 @@ ms_cli_verify(int argc, char **argv)
 		size_t n = 0;
 
 		/* Each -c may be a bundle (the kernel's trusted keys): every certificate in it. */
-		if (ms_cli_cert_load_all(a.certs[i], j.certs + j.n_certs,
-					 MS_CLI_TRUST_MAX - j.n_certs, &n) != MS_OK) {
+		if (ms_app_cert_load_all(a.certs[i], ms_cli_sink(), j.certs + j.n_certs,
+					 MS_APP_TRUST_MAX - j.n_certs, &n) != MS_OK) {
 			goto out;
 		}
 		j.n_certs += n;
 	}
-	if (ms_cli_list_build(&a.list, &list) != MS_OK) {
+	if (ms_app_list_build(&a.list, ms_cli_sink(), &list) != MS_OK) {
 		goto out;
 	}
 	if (list.n == 0) {
@@ -299,7 +296,7 @@ ms_cli_verify(int argc, char **argv)
 			j.n_unverified, j.n_fail);
 	}
 out:
-	ms_cli_list_free(&list);
+	ms_app_list_free(&list);
 	for (i = 0; i < j.n_certs; i++) {
 		ms_cms_cert_free(j.certs[i]);
 	}

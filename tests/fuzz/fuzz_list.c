@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Fuzz target: the module list reader of bulk mode (ms_cli_list_build
+ * Fuzz target: the module list reader of bulk mode (ms_app_list_build
  * with --files-from naming a memfd that holds the input), newline- and
  * NUL-separated (-0). Input: the list file.
  *
@@ -10,8 +10,7 @@
  */
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/list.h"
+#include "app/app.h"
 #include "fuzz.h"
 
 #define NAME_MAX_LEN 4095
@@ -65,9 +64,9 @@ one_mode(const uint8_t *data, size_t size, bool null_sep)
 	o.null_sep = null_sep;
 	o.files_from[0] = fuzz_memfd_path(data, size);
 	o.n_files_from = 1;
-	err = ms_cli_list_build(&o, &list);
+	err = ms_app_list_build(&o, NULL, &list);
 	check_list(data, size, null_sep ? '\0' : '\n', &list, err);
-	ms_cli_list_free(&list);
+	ms_app_list_free(&list);
 }
 
 int

@@ -29,7 +29,7 @@ srcs_for() {
 	key) echo tests/fuzz/fuzz_certs.c src/signer/signer.c src/signer/keyfile.c src/signer/pbes2.c src/signer/hogweed.c src/cms/*.c $common ;;
 	pbes2) echo src/signer/pbes2.c src/cms/*.c $common ;;
 	mldsa) echo src/cms/*.c $common ;;
-	list) echo src/cli/list.c src/cli/msg.c src/modfmt/*.c $common ;;
+	list) echo src/app/list.c src/app/say.c src/modfmt/*.c $common ;;
 	uri | token) echo src/pkcs11/*.c $common ;;
 	pin) echo src/cli/pin.c $common ;;
 	text) echo src/cli/msg.c $common ;;

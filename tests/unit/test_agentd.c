@@ -44,8 +44,8 @@ MS_TEST(agent_json_str)
 
 MS_TEST(agent_sock_listen_connect_peer)
 {
-	struct ms_agent_sock s;
-	struct ms_agent_sock_dirs dirs = { .runtime_dir = NULL, .tmp_dir = NULL };
+	struct ms_agentd_sock s;
+	struct ms_agentd_sock_dirs dirs = { .runtime_dir = NULL, .tmp_dir = NULL };
 	struct ms_agent_peer peer;
 	struct stat st;
 	char why[256] = "";
@@ -55,7 +55,7 @@ MS_TEST(agent_sock_listen_connect_peer)
 	CHECK(mkdtemp(dir) != NULL);
 	CHECK(chmod(dir, 0700) == 0);
 	dirs.runtime_dir = dir;
-	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
+	CHECK_ERR(ms_agentd_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, dir, strlen(dir)) == 0);
 	CHECK(lstat(s.dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
 	CHECK(lstat(s.path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0600);
@@ -67,8 +67,8 @@ MS_TEST(agent_sock_listen_connect_peer)
 	CHECK(strlen(peer.exe) > 0);
 	close(a);
 	close(c);
-	ms_agent_sock_close(&s);
-	ms_agent_sock_close(&s);
+	ms_agentd_sock_close(&s);
+	ms_agentd_sock_close(&s);
 	CHECK(lstat(s.dir, &st) != 0);
 	/* Gone: a clear errno for the client. */
 	CHECK(ms_agent_sock_connect("/nonexistent/modsign/sock", 1000, &c, &e) == MS_E_IO &&
@@ -78,20 +78,20 @@ MS_TEST(agent_sock_listen_connect_peer)
 	/* A runtime directory others may write to is not used. */
 	CHECK(chmod(dir, 0777) == 0);
 	dirs.tmp_dir = "/tmp";
-	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
+	CHECK_ERR(ms_agentd_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, "/tmp/modsign-agent.", 19) == 0);
-	ms_agent_sock_close(&s);
+	ms_agentd_sock_close(&s);
 	/* Neither variable set: /tmp. */
 	dirs.runtime_dir = NULL;
 	dirs.tmp_dir = NULL;
-	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
+	CHECK_ERR(ms_agentd_sock_listen(&s, &dirs, why, sizeof(why)), MS_OK);
 	CHECK(strncmp(s.path, "/tmp/modsign-agent.", 19) == 0);
-	ms_agent_sock_close(&s);
+	ms_agentd_sock_close(&s);
 	/* A control character would cut the line --daemon prints: refused, not skipped. */
 	dirs.tmp_dir = "/tmp/a\nb";
-	CHECK_ERR(ms_agent_sock_listen(&s, &dirs, why, sizeof(why)), MS_E_ARG);
+	CHECK_ERR(ms_agentd_sock_listen(&s, &dirs, why, sizeof(why)), MS_E_ARG);
 	CHECK(strstr(why, "TMPDIR holds a control character") != NULL);
-	ms_agent_sock_close(&s);
+	ms_agentd_sock_close(&s);
 	rmdir(dir);
 }
 
@@ -99,9 +99,9 @@ MS_TEST(agent_audit_lines)
 {
 	char dir[] = "/tmp/modsign-unit.XXXXXX";
 	char path[256], link[256], why[512];
-	struct ms_agent_audit *a = NULL;
+	struct ms_agentd_audit *a = NULL;
 	struct ms_agent_peer peer = { .pid = 42, .uid = 7 };
-	struct ms_agent_audit_sign rec;
+	struct ms_agentd_audit_sign rec;
 	uint8_t digest[32] = { 0xab, 0xcd };
 	unsigned char *text = NULL;
 	size_t len = 0;
@@ -111,7 +111,7 @@ MS_TEST(agent_audit_lines)
 	snprintf(path, sizeof(path), "%s/audit.log", dir);
 	snprintf(link, sizeof(link), "%s/link.log", dir);
 	snprintf(peer.exe, sizeof(peer.exe), "/usr/bin/make");
-	CHECK_ERR(ms_agent_audit_open(path, &a, why, sizeof(why)), MS_OK);
+	CHECK_ERR(ms_agentd_audit_open(path, &a, why, sizeof(why)), MS_OK);
 	memset(&rec, 0, sizeof(rec));
 	rec.peer = &peer;
 	rec.module.p = (const uint8_t *)"drivers/a\"b\n.ko";
@@ -120,11 +120,11 @@ MS_TEST(agent_audit_lines)
 	rec.digest.p = digest;
 	rec.digest.len = sizeof(digest);
 	rec.key = "pkcs11:token=t;object=k";
-	CHECK_ERR(ms_agent_audit_sign(a, &rec), MS_OK);
+	CHECK_ERR(ms_agentd_audit_sign(a, &rec), MS_OK);
 	rec.error = "C_Sign: CKR_DEVICE_ERROR";
-	CHECK_ERR(ms_agent_audit_sign(a, &rec), MS_OK);
-	CHECK_ERR(ms_agent_audit_event(a, "refused", &peer, NULL, "uid 7 is not 0"), MS_OK);
-	ms_agent_audit_free(a);
+	CHECK_ERR(ms_agentd_audit_sign(a, &rec), MS_OK);
+	CHECK_ERR(ms_agentd_audit_event(a, "refused", &peer, NULL, "uid 7 is not 0"), MS_OK);
+	ms_agentd_audit_free(a);
 
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
 	text = ms_test_read(path, &len);
@@ -142,11 +142,11 @@ MS_TEST(agent_audit_lines)
 
 	/* Never through a symbolic link; no log at all is fine. */
 	CHECK(symlink(path, link) == 0);
-	CHECK_ERR(ms_agent_audit_open(link, &a, why, sizeof(why)), MS_E_IO);
+	CHECK_ERR(ms_agentd_audit_open(link, &a, why, sizeof(why)), MS_E_IO);
 	CHECK(strstr(why, "symbolic link") != NULL);
-	CHECK_ERR(ms_agent_audit_open(NULL, &a, why, sizeof(why)), MS_OK);
-	CHECK_ERR(ms_agent_audit_sign(a, &rec), MS_OK);
-	ms_agent_audit_free(a);
+	CHECK_ERR(ms_agentd_audit_open(NULL, &a, why, sizeof(why)), MS_OK);
+	CHECK_ERR(ms_agentd_audit_sign(a, &rec), MS_OK);
+	ms_agentd_audit_free(a);
 	unlink(link);
 	unlink(path);
 	rmdir(dir);

@@ -8,7 +8,6 @@
  * source, a key file's passphrase is asked for only when it is encrypted.
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,33 +15,8 @@
 
 #include "../../src/app/app.h"
 #include "test.h"
+#include "test_app_sink.h"
 #include "test_p11_fixture.h"
-
-#define LINES_MAX 16
-
-/* The lines said, in order; say() may be called from several threads. */
-struct rec_sink {
-	pthread_mutex_t lock;
-	char line[LINES_MAX][1024];
-	enum ms_app_say_kind kind[LINES_MAX];
-	size_t n;
-};
-
-static void
-rec_say(void *ctx, enum ms_app_say_kind kind, const char *text, const char *detail)
-{
-	struct rec_sink *r = ctx;
-
-	pthread_mutex_lock(&r->lock);
-	if (r->n < LINES_MAX) {
-		snprintf(r->line[r->n], sizeof(r->line[r->n]), "%s%s%s", text,
-			 detail != NULL && detail[0] != '\0' ? ": " : "",
-			 detail != NULL ? detail : "");
-		r->kind[r->n] = kind;
-		r->n++;
-	}
-	pthread_mutex_unlock(&r->lock);
-}
 
 /* A PIN provider that gives @pin (NULL: it has none) and records what it was asked. */
 struct rec_pins {
@@ -75,7 +49,7 @@ rec_get(void *ctx, const struct ms_app_pin_ask *ask, struct ms_pin *pin)
 }
 
 struct opened {
-	struct rec_sink sink_rec;
+	struct test_sink sink_rec;
 	struct rec_pins pins_rec;
 	struct ms_app_sink sink;
 	struct ms_app_pins pins;
@@ -90,9 +64,8 @@ static void
 setup(struct opened *o, const char *key, const char *pin)
 {
 	memset(o, 0, sizeof(*o));
-	CHECK(pthread_mutex_init(&o->sink_rec.lock, NULL) == 0);
-	o->sink.say = rec_say;
-	o->sink.ctx = &o->sink_rec;
+	test_sink_init(&o->sink_rec);
+	o->sink = o->sink_rec.sink;
 	o->pins_rec.pin = pin;
 	o->pins.get = rec_get;
 	o->pins.ctx = &o->pins_rec;

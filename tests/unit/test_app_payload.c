@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "../../src/app/app.h"
-#include "../../src/cli/why.h"
 #include "test.h"
 
 /* Over two of the hasher's 256 KiB reads, and not a multiple of one. */
@@ -72,7 +71,7 @@ MS_TEST(app_payload_digest_one_pass_from_the_first_byte)
 
 		CHECK_EQ(ms_app_payload_digest(&mf, (uint64_t)PL_LEN + 1, algs, 1, got, NULL),
 			 MS_E_CHANGED);
-		ms_cli_modfile_why(&mf, MS_E_CHANGED, why, sizeof(why));
+		ms_app_modfile_why(&mf, MS_E_CHANGED, why, sizeof(why));
 		CHECK_STR_EQ(why, "changed while being read");
 	}
 	ms_modfile_clear(&mf);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the names of a run's modules (src/cli/names.c): names of
+ * Unit tests for the names of a run's modules (src/app/names.c): names of
  * one directory entry are one module, the first listed stays; hard links
  * are separate modules chained in list order; a name that cannot be
  * stat'ed keeps its place.
@@ -12,10 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/cli/args.h"
-#include "../../src/cli/list.h"
-#include "../../src/cli/names.h"
+#include "../../src/app/app.h"
 #include "test.h"
+#include "test_app_sink.h"
 
 static void
 touch(const char *path)
@@ -38,16 +37,18 @@ index_of(const struct ms_module_list *list, const char *path)
 	return SIZE_MAX;
 }
 
-MS_TEST(cli_names_same_entry_once_hard_links_chained)
+MS_TEST(app_names_same_entry_once_hard_links_chained)
 {
-	char top[] = "/tmp/cli-names-XXXXXX";
+	char top[] = "/tmp/app-names-XXXXXX";
 	char sub[64], a[96], a_dot[96], a_up[96], b[96], c[96], sub_b[96], missing[96];
 	char *names[9];
 	struct ms_opts o;
 	struct ms_module_list list;
 	struct ms_name_set set;
 	size_t ia, ib, isb, ic;
+	struct test_sink rec;
 
+	test_sink_init(&rec);
 	CHECK(mkdtemp(top) != NULL);
 	snprintf(sub, sizeof(sub), "%s/sub", top);
 	CHECK(mkdir(sub, 0700) == 0);
@@ -76,8 +77,14 @@ MS_TEST(cli_names_same_entry_once_hard_links_chained)
 	memset(&o, 0, sizeof(o));
 	o.modules = names;
 	o.n_modules = 9;
-	CHECK(ms_cli_list_build(&o, &list) == MS_OK && list.n == 9);
-	CHECK_ERR(ms_cli_names_build(&list, false, &set), MS_OK);
+	CHECK_ERR(ms_app_list_build(&o, &rec.sink, &list), MS_OK);
+	CHECK_EQ(list.n, 9);
+	CHECK_EQ(rec.n, 0);
+	CHECK_ERR(ms_app_names_build(&list, true, &rec.sink, &set), MS_OK);
+	/* -v: a note for each name dropped (a.ko twice, c.ko once) and one for the links. */
+	CHECK_EQ(rec.n, 4);
+	CHECK(test_sink_find(&rec, MS_APP_SAY_ERROR, "/./a.ko names the same module as") >= 0);
+	CHECK(test_sink_find(&rec, MS_APP_SAY_ERROR, "and 2 more name(s) are hard links") >= 0);
 
 	/* a.ko twice more and c.ko once more dropped; a missing name is kept each time. */
 	CHECK(list.n == 6);
@@ -97,9 +104,9 @@ MS_TEST(cli_names_same_entry_once_hard_links_chained)
 	CHECK(set.next_link[2] == SIZE_MAX && set.next_link[5] == SIZE_MAX);
 	CHECK(!set.is_later_link[2] && !set.is_later_link[5]);
 
-	ms_cli_names_free(&set);
-	ms_cli_names_free(&set);
-	ms_cli_list_free(&list);
+	ms_app_names_free(&set);
+	ms_app_names_free(&set);
+	ms_app_list_free(&list);
 	unlink(a);
 	unlink(b);
 	unlink(c);

@@ -10,15 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../app/app.h"
 #include "../cms/pkcs7.h"
 #include "../modfmt/strip.h"
 #include "../pkcs11/p11.h"
-#include "args.h"
-#include "job.h"
 #include "module.h"
-#include "msg.h"
-#include "why.h"
 
 /*
  * Whether the signature @mf ends with verifies, by the kernel's rules,
@@ -62,20 +57,21 @@ out:
 
 /* "<module>: <doing>: <why>", the why from the module file when it failed. */
 static void
-say_why(const struct ms_modfile *mf, const char *path, const char *doing, ms_err err)
+say_why(const struct ms_app_sink *sink, const struct ms_modfile *mf, const char *path,
+	const char *doing, ms_err err)
 {
 	char why[512];
 
 	if (err == MS_E_IO || err == MS_E_CHANGED) {
-		ms_cli_modfile_why(mf, err, why, sizeof(why));
+		ms_app_modfile_why(mf, err, why, sizeof(why));
 	} else {
 		snprintf(why, sizeof(why), "%s", ms_err_str(err));
 	}
-	ms_cli_error("%s: %s: %s", path, doing, why);
+	ms_app_err(sink, "%s: %s: %s", path, doing, why);
 }
 
 ms_err
-ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path,
+ms_app_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path,
 		     uint64_t *payload_len, bool *skip)
 {
 	enum ms_signed_policy policy = job->opts->signed_policy;
@@ -102,21 +98,21 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 			return MS_OK;
 		}
 		if (err != MS_E_MISMATCH && err != MS_E_MALFORMED) {
-			say_why(mf, path, "checking its signature", err);
+			say_why(job->sink, mf, path, "checking its signature", err);
 			return err;
 		}
-		ms_cli_warn("%s: already signed, but not with %s and %s (%s): signed around the "
-			    "old signature, as sign-file does", path, job->opts->hash_name,
-			    job->opts->x509, why != NULL ? why : "malformed");
+		ms_app_warn(job->sink, "%s: already signed, but not with %s and %s (%s): signed "
+			    "around the old signature, as sign-file does", path,
+			    job->opts->hash_name, job->opts->x509, why != NULL ? why : "malformed");
 		return MS_OK;
 	}
 	if (err == MS_E_MALFORMED) {
-		ms_cli_error("%s: ends with a module signature marker but a broken trailer "
-			     "(%s); left as it is", path, why != NULL ? why : "malformed");
+		ms_app_err(job->sink, "%s: ends with a module signature marker but a broken "
+			   "trailer (%s); left as it is", path, why != NULL ? why : "malformed");
 		return MS_E_MALFORMED;
 	}
 	if (err != MS_OK) {
-		say_why(mf, path, "reading its signature", err);
+		say_why(job->sink, mf, path, "reading its signature", err);
 		return err;
 	}
 	if (policy == MS_SIGNED_REPLACE) {
@@ -132,19 +128,19 @@ ms_cli_signed_policy(struct ms_job *job, struct ms_modfile *mf, const char *path
 			return MS_OK;
 		}
 		if (err == MS_E_MISMATCH) {
-			char x509[MS_CLI_ARG_SHOW];
+			char x509[MS_APP_ARG_SHOW];
 
 			ms_p11_uri_redact(job->opts->x509, x509, sizeof(x509));
-			ms_cli_error("%s: already signed, but its signature does not verify against "
-				     "%s (%s); --replace signs it anew", path, x509,
-				     why != NULL ? why : "mismatch");
+			ms_app_err(job->sink, "%s: already signed, but its signature does not "
+				   "verify against %s (%s); --replace signs it anew", path, x509,
+				   why != NULL ? why : "mismatch");
 			return MS_E_MISMATCH;
 		}
-		say_why(mf, path, "checking its signature", err);
+		say_why(job->sink, mf, path, "checking its signature", err);
 		return err;
 	}
-	ms_cli_error("%s: already ends with a module signature; not signed again (--replace "
-		     "re-signs it, --skip-signed leaves it if it verifies, --append signs "
-		     "around it as sign-file does)", path);
+	ms_app_err(job->sink, "%s: already ends with a module signature; not signed again "
+		   "(--replace re-signs it, --skip-signed leaves it if it verifies, --append "
+		   "signs around it as sign-file does)", path);
 	return MS_E_SIGNED;
 }

@@ -14,9 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "list.h"
-#include "msg.h"
-#include "names.h"
+#include "app_internal.h"
 
 /* What a name resolves to: the file's inode and its directory entry. */
 struct name_key {
@@ -157,7 +155,8 @@ compact(struct ms_module_list *list, const bool *drop, struct ms_name_set *set)
 }
 
 ms_err
-ms_cli_names_build(struct ms_module_list *list, bool verbose, struct ms_name_set *out)
+ms_app_names_build(struct ms_module_list *list, bool verbose, const struct ms_app_sink *sink,
+		   struct ms_name_set *out)
 {
 	struct name_key *k = NULL;
 	bool *drop = NULL;
@@ -192,8 +191,8 @@ ms_cli_names_build(struct ms_module_list *list, bool verbose, struct ms_name_set
 		}
 		drop[k[s].i] = true;
 		if (verbose) {
-			ms_cli_error("%s names the same module as %s: signed once",
-				     list->path[k[s].i], list->path[k[first].i]);
+			ms_app_err(sink, "%s names the same module as %s: signed once",
+				   list->path[k[s].i], list->path[k[first].i]);
 		}
 	}
 	for (size_t s = 0, e; s < n; s = e) {
@@ -201,9 +200,9 @@ ms_cli_names_build(struct ms_module_list *list, bool verbose, struct ms_name_set
 		}
 		chain_links(k + s, e - s, drop, idx, out);
 		if (verbose && out->later_links[idx[0]] > 0) {
-			ms_cli_error("%s and %u more name(s) are hard links of one file: each "
-				     "name gets its own signed file, one after the other",
-				     list->path[idx[0]], out->later_links[idx[0]]);
+			ms_app_err(sink, "%s and %u more name(s) are hard links of one file: each "
+				   "name gets its own signed file, one after the other",
+				   list->path[idx[0]], out->later_links[idx[0]]);
 		}
 	}
 	err = compact(list, drop, out);
@@ -212,14 +211,14 @@ out:
 	free(drop);
 	free(idx);
 	if (err != MS_OK) {
-		ms_cli_names_free(out);
-		ms_cli_error("module list: %s", ms_err_str(err));
+		ms_app_names_free(out);
+		ms_app_err(sink, "module list: %s", ms_err_str(err));
 	}
 	return err;
 }
 
 void
-ms_cli_names_free(struct ms_name_set *set)
+ms_app_names_free(struct ms_name_set *set)
 {
 	free(set->next_link);
 	free(set->is_later_link);

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "../modfmt/modfmt.h"
-#include "dirs.h"
-#include "msg.h"
+#include "app_internal.h"
 
 /* A path's directory, and where the path is in the list. */
 struct path_dir {
@@ -47,7 +46,7 @@ dir_of(const char *path)
  * and each path learns its directory's index on the way.
  */
 ms_err
-ms_cli_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out)
+ms_app_dirs_of(const char *const *paths, size_t n, struct ms_dir_set *out)
 {
 	struct path_dir *pd = calloc(n + 1, sizeof(*pd));
 	size_t n_pd = 0;
@@ -92,7 +91,7 @@ out:
 	}
 	free(pd);
 	if (err != MS_OK) {
-		ms_cli_dirs_free(out);
+		ms_app_dirs_free(out);
 	}
 	return err;
 }
@@ -114,18 +113,18 @@ clean_stale(const struct ms_dir_set *set)
 }
 
 static void
-report_stale(size_t total, bool verbose)
+report_stale(size_t total, bool verbose, const struct ms_app_sink *sink)
 {
 	if (verbose && total > 0) {
-		ms_cli_warn("removed %zu temp file%s left by interrupted modsign runs", total,
+		ms_app_warn(sink, "removed %zu temp file%s left by interrupted modsign runs", total,
 			    total == 1 ? "" : "s");
 	}
 }
 
 void
-ms_cli_dirs_clean_stale(const struct ms_dir_set *set, bool verbose)
+ms_app_dirs_clean_stale(const struct ms_dir_set *set, bool verbose, const struct ms_app_sink *sink)
 {
-	report_stale(clean_stale(set), verbose);
+	report_stale(clean_stale(set), verbose, sink);
 }
 
 static void *
@@ -138,7 +137,7 @@ stale_scan_run(void *arg)
 }
 
 void
-ms_cli_dirs_stale_start(struct ms_stale_scan *scan, const struct ms_dir_set *set)
+ms_app_dirs_stale_start(struct ms_stale_scan *scan, const struct ms_dir_set *set)
 {
 	scan->set = set;
 	scan->removed = 0;
@@ -149,13 +148,13 @@ ms_cli_dirs_stale_start(struct ms_stale_scan *scan, const struct ms_dir_set *set
 }
 
 void
-ms_cli_dirs_stale_finish(struct ms_stale_scan *scan, bool verbose)
+ms_app_dirs_stale_finish(struct ms_stale_scan *scan, bool verbose, const struct ms_app_sink *sink)
 {
 	if (scan->threaded) {
 		pthread_join(scan->thread, NULL);
 		scan->threaded = false;
 	}
-	report_stale(scan->removed, verbose);
+	report_stale(scan->removed, verbose, sink);
 }
 
 /*
@@ -177,7 +176,7 @@ sync_once(struct ms_dir_set *set, size_t d)
 }
 
 void
-ms_cli_dirs_module_done(struct ms_dir_set *set, size_t i)
+ms_app_dirs_module_done(struct ms_dir_set *set, size_t i)
 {
 	size_t d = set->dir_of[i];
 
@@ -187,15 +186,15 @@ ms_cli_dirs_module_done(struct ms_dir_set *set, size_t i)
 }
 
 ms_err
-ms_cli_dirs_sync(struct ms_dir_set *set)
+ms_app_dirs_sync(struct ms_dir_set *set, const struct ms_app_sink *sink)
 {
 	ms_err first = MS_OK;
 
 	for (size_t d = 0; d < set->n; d++) {
 		sync_once(set, d);
 		if (set->sync_errno[d] != 0) {
-			ms_cli_error("%s: fsync: %s: its renames may not survive a power loss",
-				     set->dir[d], strerror(set->sync_errno[d]));
+			ms_app_err(sink, "%s: fsync: %s: its renames may not survive a power loss",
+				   set->dir[d], strerror(set->sync_errno[d]));
 			first = MS_E_IO;
 		}
 	}
@@ -203,7 +202,7 @@ ms_cli_dirs_sync(struct ms_dir_set *set)
 }
 
 void
-ms_cli_dirs_free(struct ms_dir_set *set)
+ms_app_dirs_free(struct ms_dir_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		free(set->dir[i]);

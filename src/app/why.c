@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The text of a module file's or a small file's failure, without its name. */
+/* The text of a module file's failure, without its name. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "why.h"
-
-/* The library's wording (modfmt.h), under the names the CLI files know. */
-const char *
-ms_cli_file_kind(mode_t type)
-{
-	return ms_file_kind(type);
-}
+#include "app_internal.h"
 
 void
-ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap)
+ms_app_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t cap)
 {
 	/* A failure about the module itself, not about a <dest> or .p7s. */
 	bool is_module = mf->err_path == NULL || mf->err_path == mf->path;
@@ -30,7 +23,7 @@ ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t ca
 		snprintf(out, cap, "is a symbolic link; not written through: remove it or "
 			 "name another file");
 	} else if (err == MS_E_ARG && mf->file_type != 0) {
-		snprintf(out, cap, "is %s, not a regular file", ms_cli_file_kind(mf->file_type));
+		snprintf(out, cap, "is %s, not a regular file", ms_file_kind(mf->file_type));
 	} else if (err == MS_E_ARG && mf->sys_errno == ENODATA) {
 		snprintf(out, cap, "is empty");
 	} else if (err == MS_E_ARG && mf->sys_errno == EFBIG && is_module) {
@@ -47,10 +40,4 @@ ms_cli_modfile_why(const struct ms_modfile *mf, ms_err err, char *out, size_t ca
 		snprintf(out, cap, "%s%s%s", mf->op != NULL ? mf->op : "",
 			 mf->op != NULL ? ": " : "", ms_err_str(err));
 	}
-}
-
-void
-ms_cli_file_fail_why(const struct ms_file_fail *f, ms_err err, char *out, size_t cap)
-{
-	ms_file_fail_why(f, err, out, cap);
 }

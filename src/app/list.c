@@ -15,13 +15,11 @@
 #include <unistd.h>
 
 #include "../modfmt/modfmt.h"
-#include "args.h"
-#include "list.h"
-#include "msg.h"
+#include "app_internal.h"
 
 /*
  * gcc 12's -fanalyzer (make analyze) loses track of a name stored into the
- * realloc'd path array and calls it leaked. ms_cli_list_free() frees every
+ * realloc'd path array and calls it leaked. ms_app_list_free() frees every
  * name; ASan's leak checker and valgrind confirm it on every test run.
  */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
@@ -32,7 +30,7 @@
 #define PATH_LEN_MAX 4096
 
 static ms_err
-list_add(struct ms_module_list *list, const char *p, size_t len)
+list_add(struct ms_module_list *list, const struct ms_app_sink *sink, const char *p, size_t len)
 {
 	char *copy;
 
@@ -40,11 +38,11 @@ list_add(struct ms_module_list *list, const char *p, size_t len)
 		return MS_OK;	/* blank lines separate nothing */
 	}
 	if (len >= PATH_LEN_MAX || memchr(p, '\0', len) != NULL) {
-		ms_cli_error("module list: a name of %zu bytes is too long or has a NUL", len);
+		ms_app_err(sink, "module list: a name of %zu bytes is too long or has a NUL", len);
 		return MS_E_MALFORMED;
 	}
 	if (list->n == LIST_MAX) {
-		ms_cli_error("module list: more than %d modules", LIST_MAX);
+		ms_app_err(sink, "module list: more than %d modules", LIST_MAX);
 		return MS_E_ARG;
 	}
 	if (list->n == list->cap) {
@@ -73,20 +71,22 @@ list_add(struct ms_module_list *list, const char *p, size_t len)
  * file named "a.ko\r" (-0 takes any name as it is).
  */
 static ms_err
-list_take(struct ms_module_list *list, const char *name, char sep, size_t line,
+list_take(struct ms_module_list *list, const struct ms_app_sink *sink, const char *name, char sep,
+	  size_t line,
 	  const char *p, size_t len)
 {
 	if (sep == '\n' && len > 0 && p[len - 1] == '\r') {
-		ms_cli_error("%s: line %zu ends with CR (a DOS line end): convert the list "
-			     "(dos2unix) or give it NUL-separated with -0", name, line);
+		ms_app_err(sink, "%s: line %zu ends with CR (a DOS line end): convert the list "
+			   "(dos2unix) or give it NUL-separated with -0", name, line);
 		return MS_E_MALFORMED;
 	}
-	return list_add(list, p, len);
+	return list_add(list, sink, p, len);
 }
 
 /* Reads @fd to the end, adding each @sep-terminated name. */
 static ms_err
-list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
+list_read_fd(struct ms_module_list *list, const struct ms_app_sink *sink, int fd, const char *name,
+	     char sep)
 {
 	char buf[65536];
 	char *name_buf = NULL;
@@ -104,7 +104,7 @@ list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
 			continue;
 		}
 		if (n < 0) {
-			ms_cli_error("%s: read: %s", name, strerror(errno));
+			ms_app_err(sink, "%s: read: %s", name, strerror(errno));
 			err = MS_E_IO;
 			goto out;
 		}
@@ -113,14 +113,15 @@ list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
 		}
 		for (size_t i = 0; i < (size_t)n; i++) {
 			if (buf[i] == sep) {
-				err = list_take(list, name, sep, line, name_buf, len);
+				err = list_take(list, sink, name, sep, line, name_buf, len);
 				if (err != MS_OK) {
 					goto out;
 				}
 				len = 0;
 				line++;
 			} else if (len == PATH_LEN_MAX - 1) {
-				ms_cli_error("%s: a name longer than %d bytes", name, PATH_LEN_MAX - 1);
+				ms_app_err(sink, "%s: a name longer than %d bytes", name,
+					   PATH_LEN_MAX - 1);
 				err = MS_E_MALFORMED;
 				goto out;
 			} else {
@@ -129,14 +130,15 @@ list_read_fd(struct ms_module_list *list, int fd, const char *name, char sep)
 		}
 	}
 	/* The last name may lack its separator. */
-	err = list_take(list, name, sep, line, name_buf, len);
+	err = list_take(list, sink, name, sep, line, name_buf, len);
 out:
 	free(name_buf);
 	return err;
 }
 
 static ms_err
-list_from_file(struct ms_module_list *list, const char *name, bool null_sep)
+list_from_file(struct ms_module_list *list, const struct ms_app_sink *sink, const char *name,
+	       bool null_sep)
 {
 	int fd = STDIN_FILENO;
 	ms_err err;
@@ -144,11 +146,11 @@ list_from_file(struct ms_module_list *list, const char *name, bool null_sep)
 	if (strcmp(name, "-") != 0) {
 		fd = open(name, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			ms_cli_error("%s: open: %s", name, strerror(errno));
+			ms_app_err(sink, "%s: open: %s", name, strerror(errno));
 			return MS_E_IO;
 		}
 	}
-	err = list_read_fd(list, fd, strcmp(name, "-") == 0 ? "standard input" : name,
+	err = list_read_fd(list, sink, fd, strcmp(name, "-") == 0 ? "standard input" : name,
 			   null_sep ? '\0' : '\n');
 	if (fd != STDIN_FILENO) {
 		close(fd);
@@ -196,7 +198,8 @@ entry_kind(const FTSENT *e)
  * note when @verbose.
  */
 static ms_err
-list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
+list_from_dir(struct ms_module_list *list, const struct ms_app_sink *sink, const char *dir,
+	      bool verbose)
 {
 	char *roots[2] = { NULL, NULL };
 	size_t first = list->n, len;
@@ -211,7 +214,7 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 	}
 	fts = fts_open(roots, FTS_PHYSICAL | FTS_COMFOLLOW | FTS_NOCHDIR, NULL);
 	if (fts == NULL) {
-		ms_cli_error("%s: %s", dir, strerror(errno));
+		ms_app_err(sink, "%s: %s", dir, strerror(errno));
 		free(roots[0]);
 		return MS_E_IO;
 	}
@@ -220,7 +223,7 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 		e = fts_read(fts);
 		if (e == NULL) {
 			if (errno != 0) {
-				ms_cli_error("%s: %s", dir, strerror(errno));
+				ms_app_err(sink, "%s: %s", dir, strerror(errno));
 				err = MS_E_IO;
 			}
 			break;
@@ -230,13 +233,13 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 		case FTS_DNR:
 		case FTS_ERR:
 		case FTS_NS:
-			ms_cli_error("%s: cannot read while looking for modules: %s", e->fts_path,
-				     strerror(e->fts_errno));
+			ms_app_err(sink, "%s: cannot read while looking for modules: %s",
+				   e->fts_path, strerror(e->fts_errno));
 			err = MS_E_IO;
 			break;
 		case FTS_F:
 			if (is_ko(e->fts_path)) {
-				err = list_add(list, e->fts_path, len);
+				err = list_add(list, sink, e->fts_path, len);
 			}
 			break;
 		case FTS_D:
@@ -246,17 +249,17 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 			break;
 		default:
 			if (e->fts_level == 0) {
-				ms_cli_error("%s: %s: not a directory of modules", e->fts_path,
-					     entry_kind(e));
+				ms_app_err(sink, "%s: %s: not a directory of modules", e->fts_path,
+					   entry_kind(e));
 				err = MS_E_ARG;
 			} else if (verbose && is_ko(e->fts_path)) {
-				ms_cli_warn("%s: %s; skipped", e->fts_path, entry_kind(e));
+				ms_app_warn(sink, "%s: %s; skipped", e->fts_path, entry_kind(e));
 			}
 			break;
 		}
 	}
 	if (fts_close(fts) != 0 && err == MS_OK) {
-		ms_cli_error("%s: %s", dir, strerror(errno));
+		ms_app_err(sink, "%s: %s", dir, strerror(errno));
 		err = MS_E_IO;
 	}
 	free(roots[0]);
@@ -267,28 +270,29 @@ list_from_dir(struct ms_module_list *list, const char *dir, bool verbose)
 }
 
 ms_err
-ms_cli_list_build(const struct ms_opts *o, struct ms_module_list *list)
+ms_app_list_build(const struct ms_opts *o, const struct ms_app_sink *sink,
+		  struct ms_module_list *list)
 {
 	ms_err err = MS_OK;
 
 	memset(list, 0, sizeof(*list));
 	for (size_t i = 0; i < o->n_modules && err == MS_OK; i++) {
-		err = list_add(list, o->modules[i], strlen(o->modules[i]));
+		err = list_add(list, sink, o->modules[i], strlen(o->modules[i]));
 	}
 	for (size_t i = 0; i < o->n_files_from && err == MS_OK; i++) {
-		err = list_from_file(list, o->files_from[i], o->null_sep);
+		err = list_from_file(list, sink, o->files_from[i], o->null_sep);
 	}
 	for (size_t i = 0; i < o->n_dirs && err == MS_OK; i++) {
-		err = list_from_dir(list, o->dirs[i], o->verbose);
+		err = list_from_dir(list, sink, o->dirs[i], o->verbose);
 	}
 	if (err == MS_E_NOMEM) {
-		ms_cli_error("module list: %s", ms_err_str(err));
+		ms_app_err(sink, "module list: %s", ms_err_str(err));
 	}
 	return err;
 }
 
 void
-ms_cli_list_free(struct ms_module_list *list)
+ms_app_list_free(struct ms_module_list *list)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		free(list->path[i]);

@@ -9,13 +9,13 @@
  * busy, and a module never changes threads on its way.
  *
  * The main thread only watches: for the workers to finish, for a signature
- * that does not come back within --token-timeout, and for SIGINT, SIGTERM
- * and SIGHUP. The first stop (a signal, a hung token, a failed signature)
- * lets the modules in hand be finished and takes no more; a second signal
- * ends the run at once, after removing the temp files of the writes in
- * progress.
+ * that does not come back within --token-timeout, and for a stop the caller
+ * asks for (the command line's SIGINT, SIGTERM and SIGHUP). The first stop
+ * (a signal, a hung token, a failed signature) lets the modules in hand be
+ * finished and takes no more; a second signal ends the run at once, after
+ * removing the temp files of the writes in progress. Every line, the
+ * progress and the summary go out through the job's sink.
  */
-#include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -24,20 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "../app/app.h"
-#include "args.h"
-#include "dirs.h"
-#include "job.h"
-#include "list.h"
+#include "app_internal.h"
 #include "module.h"
-#include "msg.h"
-#include "names.h"
-#include "run.h"
-#include "wake.h"
 
 enum mod_state {
 	MOD_PENDING = 0,
@@ -52,6 +42,8 @@ struct run {
 	const struct ms_module_list *list;
 	const struct ms_name_set *names;
 	struct ms_dir_set *dirs;	/* fsync'd as their modules are done */
+	const struct ms_app_sink *sink;	/* the job's */
+	const struct ms_app_stop *asked;	/* the caller's stop requests, or NULL */
 	const char *dest;		/* single mode: <dest>, or NULL */
 	bool single;
 	atomic_uchar *state;		/* enum mod_state per module */
@@ -65,35 +57,12 @@ struct run {
 	/* Workers: how many returned, how many are opening a module. */
 	atomic_uint n_done;
 	atomic_uint n_opening;
-	int wake[2];			/* the main thread's pipe: a worker ended, a signal */
+	int wake[2];			/* the main thread's pipe: a worker ended */
 
 	struct ms_tmp_set tmps;		/* the temp files of the writes in progress */
-	pthread_mutex_t out_lock;	/* one writer on stderr at a time (recursive) */
-	struct ms_cli_msg_hook hook;	/* messages clear the progress line first */
-	bool progress;			/* stderr is a terminal and not -q */
 	bool at_once;			/* a second signal came */
-	double t0, last_draw;
+	double t0;
 };
-
-/*
- * Signals reach the run through these: the handler may only note the
- * signal and write to the pipe; the main thread does the rest.
- */
-static volatile sig_atomic_t first_signal;
-static volatile sig_atomic_t n_signals;
-
-static void
-on_signal(int sig)
-{
-	if (first_signal == 0) {
-		first_signal = sig;
-	}
-	n_signals++;
-	ms_cli_wake_signal();
-}
-
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
-#define N_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
 
 static const char *
 signal_name(int sig)
@@ -125,92 +94,14 @@ n_finished(struct run *r)
 	       atomic_load(&r->n_state[MOD_REFUSED]) + atomic_load(&r->n_state[MOD_SKIPPED]);
 }
 
-/* The terminal's width, 80 when unknown. */
-static size_t
-term_width(void)
-{
-	struct winsize ws;
 
-	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
-		return ws.ws_col;
-	}
-	return 80;
-}
-
-/*
- * The progress line, at most ten times a second. It must stay shorter than
- * the terminal is wide, or it wraps and scrolls: the rate, then the ETA go
- * when it does not fit, and the bare count is cut as a last resort. Caller
- * holds out_lock.
- */
+/* The sink hears of the progress of a bulk run; @is_last: the summary follows. */
 static void
-draw_progress(struct run *r, bool force)
+say_progress(struct run *r, bool is_last)
 {
-	double t = now();
-	size_t done = n_finished(r);
-	size_t width = term_width();
-	double rate, eta;
-	char line[256];
-	int n = 0;
-
-	if (!r->progress || (!force && t - r->last_draw < 0.1)) {
-		return;
+	if (!r->single && r->sink != NULL && r->sink->progress != NULL) {
+		r->sink->progress(r->sink->ctx, n_finished(r), r->list->n, is_last);
 	}
-	r->last_draw = t;
-	rate = t > r->t0 ? (double)done / (t - r->t0) : 0.0;
-	eta = rate > 0 ? (double)(r->list->n - done) / rate : 0.0;
-	for (int form = 0; form < 3; form++) {
-		if (form == 0) {
-			n = snprintf(line, sizeof(line), "modsign: %zu/%zu, %.1f modules/s, ETA %d:%02d",
-				     done, r->list->n, rate, (int)eta / 60, (int)eta % 60);
-		} else if (form == 1) {
-			n = snprintf(line, sizeof(line), "modsign: %zu/%zu, ETA %d:%02d", done,
-				     r->list->n, (int)eta / 60, (int)eta % 60);
-		} else {
-			n = snprintf(line, sizeof(line), "%zu/%zu", done, r->list->n);
-		}
-		if (n >= 0 && (size_t)n < width) {
-			break;
-		}
-	}
-	if (n < 0) {
-		return;
-	}
-	if ((size_t)n >= width) {
-		line[width > 1 ? width - 1 : 0] = '\0';
-	}
-	fprintf(stderr, "\r\033[K%s", line);
-	if (fflush(stderr) == EOF && errno == EPIPE) {
-		r->progress = false;	/* nobody reads it any more */
-	}
-}
-
-/* Clears the progress line before a message; caller holds out_lock. */
-static void
-clear_progress(struct run *r)
-{
-	if (r->progress) {
-		fputs("\r\033[K", stderr);
-	}
-}
-
-/* Around every message line: it gets a line of its own, then the progress line is back. */
-static void
-msg_before(void *ctx)
-{
-	struct run *r = ctx;
-
-	pthread_mutex_lock(&r->out_lock);
-	clear_progress(r);
-}
-
-static void
-msg_after(void *ctx)
-{
-	struct run *r = ctx;
-
-	draw_progress(r, true);
-	pthread_mutex_unlock(&r->out_lock);
 }
 
 static void
@@ -218,16 +109,11 @@ finish_module(struct run *r, size_t i, enum mod_state st)
 {
 	atomic_store(&r->state[i], (unsigned char)st);
 	atomic_fetch_add(&r->n_state[st], 1);
-	if (r->job->opts->verbose || r->progress) {
-		pthread_mutex_lock(&r->out_lock);
-		if (r->job->opts->verbose && st == MOD_SIGNED && !r->single) {
-			clear_progress(r);
-			ms_cli_line(stderr, "signed %s", r->list->path[i]);
-		}
-		draw_progress(r, false);
-		pthread_mutex_unlock(&r->out_lock);
+	if (r->job->opts->verbose && st == MOD_SIGNED && !r->single) {
+		ms_app_say(r->sink, MS_APP_SAY_LINE, NULL, "signed %s", r->list->path[i]);
 	}
-	ms_cli_dirs_module_done(r->dirs, i);
+	say_progress(r, false);
+	ms_app_dirs_module_done(r->dirs, i);
 }
 
 /* Signs @w on a borrowed lane; false when the run stopped or the key failed. */
@@ -238,16 +124,16 @@ sign_on_lane(struct run *r, struct ms_module_work *w)
 	ms_err err;
 
 	if (r->pool == NULL) {
-		return ms_cli_module_sign(r->job, NULL, 0, w) == MS_OK;	/* -s: no key */
+		return ms_app_module_sign(r->job, NULL, 0, w) == MS_OK;	/* -s: no key */
 	}
 	lane = ms_lanes_take(r->pool);
 	if (lane == MS_LANE_NONE) {
 		return false;	/* the run stopped: left untouched */
 	}
-	err = ms_cli_module_sign(r->job, r->pool, lane, w);
+	err = ms_app_module_sign(r->job, r->pool, lane, w);
 	if (err != MS_OK) {
 		stop_all(r);	/* before the lane is free: no signature after this one */
-		ms_cli_wake_write(r->wake[1]);
+		ms_app_wake_write(r->wake[1]);
 	}
 	ms_lanes_give(r->pool, lane);
 	return err == MS_OK;	/* a failure leaves the module untouched */
@@ -260,21 +146,21 @@ sign_one(struct run *r, size_t i)
 	struct ms_module_work w;
 	ms_err err;
 
-	err = ms_cli_module_prepare(r->job, r->list->path[i], &w);
+	err = ms_app_module_prepare(r->job, r->list->path[i], &w);
 	w.later_links = r->names->later_links[i];
 	if (err != MS_OK || w.skipped) {
-		ms_cli_module_clear(&w);
+		ms_app_module_clear(&w);
 		finish_module(r, i, err == MS_OK ? MOD_SKIPPED : err == MS_E_SIGNED ? MOD_REFUSED :
 			      MOD_FAILED);
 		return;
 	}
 	if (!atomic_load(&r->stop) && sign_on_lane(r, &w)) {
-		err = ms_cli_module_write(r->job, &w, r->dest);
-		ms_cli_module_clear(&w);
+		err = ms_app_module_write(r->job, &w, r->dest);
+		ms_app_module_clear(&w);
 		finish_module(r, i, err == MS_OK ? MOD_SIGNED : MOD_FAILED);
 		return;
 	}
-	ms_cli_module_clear(&w);	/* the run stopped: left untouched */
+	ms_app_module_clear(&w);	/* the run stopped: left untouched */
 }
 
 static void *
@@ -297,7 +183,7 @@ worker(void *arg)
 		}
 	}
 	atomic_fetch_add(&r->n_done, 1);
-	ms_cli_wake_write(r->wake[1]);
+	ms_app_wake_write(r->wake[1]);
 	return NULL;
 }
 
@@ -306,7 +192,8 @@ static void
 on_drop(void *ctx, unsigned k, const char *why)
 {
 	struct run *r = ctx;
-	ms_cli_warn("%s dropped: %s; the other tokens sign the rest",
+
+	ms_app_warn(r->sink, "%s dropped: %s; the other tokens sign the rest",
 		    ms_app_tokens_name(&r->job->tokens, k), why);
 }
 
@@ -318,9 +205,9 @@ report_hung(struct run *r)
 	size_t n = ms_lanes_hung(r->pool, h, sizeof(h) / sizeof(h[0]));
 
 	for (size_t k = 0; k < n && k < sizeof(h) / sizeof(h[0]); k++) {
-		ms_cli_error("%s: the token did not return the signature within %u s "
-			     "(--token-timeout): stopping", h[k].label != NULL ? h[k].label : "?",
-			     r->job->opts->token_timeout);
+		ms_app_err(r->sink, "%s: the token did not return the signature within %u s "
+			   "(--token-timeout): stopping", h[k].label != NULL ? h[k].label : "?",
+			   r->job->opts->token_timeout);
 	}
 	return n;
 }
@@ -331,20 +218,17 @@ stop_at_once(struct run *r)
 {
 	size_t removed = ms_tmp_set_close(&r->tmps);
 
-	pthread_mutex_lock(&r->out_lock);
-	clear_progress(r);
-	r->progress = false;
-	pthread_mutex_unlock(&r->out_lock);
-	ms_cli_error("a second signal: stopped at once; %zu temp file%s of modules being "
-		     "written removed", removed, removed == 1 ? "" : "s");
+	say_progress(r, true);
+	ms_app_err(r->sink, "a second signal: stopped at once; %zu temp file%s of modules being "
+		   "written removed", removed, removed == 1 ? "" : "s");
 }
 
 /*
  * Waits for the workers, watching for a signature that does not come back
- * within --token-timeout and for signals. After a stop, a worker still
- * opening a module (it may wait in flock() for another process's lock, which
- * writes nothing) or stuck in the token is not waited for: the run ends
- * without it.
+ * within --token-timeout and for the caller's stop requests (signals).
+ * After a stop, a worker still opening a module (it may wait in flock() for
+ * another process's lock, which writes nothing) or stuck in the token is
+ * not waited for: the run ends without it.
  * Return: whether workers are left running (the caller must not free what
  * they use).
  */
@@ -352,12 +236,17 @@ static bool
 watch(struct run *r, unsigned started)
 {
 	unsigned timeout_s = r->job->opts->token_timeout;
+	int stop_fd = r->asked != NULL ? r->asked->fd : -1;
 	bool noted = false;
 
 	for (;;) {
 		unsigned done = atomic_load(&r->n_done);
-		struct pollfd pfd = { .fd = r->wake[0], .events = POLLIN };
+		struct pollfd pfd[2] = {
+			{ .fd = r->wake[0], .events = POLLIN },
+			{ .fd = stop_fd, .events = POLLIN },	/* -1: ignored by poll() */
+		};
 		char buf[64];
+		int signo, n_signals;
 
 		if (done == started) {
 			return false;
@@ -366,22 +255,26 @@ watch(struct run *r, unsigned started)
 		    done + atomic_load(&r->n_opening) + r->hung >= started) {
 			return true;
 		}
-		if (poll(&pfd, 1, timeout_s > 0 && r->hung == 0 ? 1000 : -1) > 0) {
-			while (read(r->wake[0], buf, sizeof(buf)) > 0) {
+		if (poll(pfd, 2, timeout_s > 0 && r->hung == 0 ? 1000 : -1) > 0) {
+			for (size_t k = 0; k < 2; k++) {
+				while (pfd[k].fd >= 0 && (pfd[k].revents & POLLIN) != 0 &&
+				       read(pfd[k].fd, buf, sizeof(buf)) > 0) {
+				}
 			}
 		}
+		signo = r->asked != NULL ? r->asked->signo : 0;
+		n_signals = r->asked != NULL ? r->asked->n : 0;
 		if (n_signals > 1) {
 			stop_at_once(r);
 			r->at_once = true;
 			return true;
 		}
-		if (first_signal != 0 && !noted) {
+		if (signo != 0 && !noted) {
 			noted = true;
 			stop_all(r);
-			ms_cli_error("interrupted by signal %d (%s): finishing the module%s in "
-				     "hand, signing no more; a second signal stops at once",
-				     (int)first_signal, signal_name(first_signal),
-				     r->single ? "" : "s");
+			ms_app_err(r->sink, "interrupted by signal %d (%s): finishing the "
+				   "module%s in hand, signing no more; a second signal stops "
+				   "at once", signo, signal_name(signo), r->single ? "" : "s");
 		}
 		if (timeout_s > 0 && r->hung == 0 && r->pool != NULL) {
 			r->hung = report_hung(r);
@@ -403,9 +296,9 @@ token_summary(struct run *r)
 
 		ms_lanes_signer_stat(r->pool, k, &st);
 		if (!r->job->opts->quiet || st.is_dropped) {
-			fprintf(stderr, "modsign: %s: %zu signature%s%s\n", r->job->tokens.name[k],
-				st.signatures, st.signatures == 1 ? "" : "s",
-				st.is_dropped ? ", dropped" : "");
+			ms_app_info(r->sink, "%s: %zu signature%s%s", r->job->tokens.name[k],
+				    st.signatures, st.signatures == 1 ? "" : "s",
+				    st.is_dropped ? ", dropped" : "");
 		}
 	}
 }
@@ -421,34 +314,32 @@ summary(struct run *r)
 	size_t pending = n - n_finished(r);
 	double secs = now() - r->t0;
 
-	pthread_mutex_lock(&r->out_lock);
-	clear_progress(r);
-	r->progress = false;
-	pthread_mutex_unlock(&r->out_lock);
+	say_progress(r, true);
 	if (r->single) {
 		if (pending > 0) {
-			ms_cli_error("%s: not signed; left as it is", r->list->path[0]);
+			ms_app_err(r->sink, "%s: not signed; left as it is", r->list->path[0]);
 		}
 		return;
 	}
 	if (pending > 0) {
 		size_t shown = 0;
 
-		ms_cli_error("stopped: %zu module%s not signed and left untouched%s", pending,
-			     pending == 1 ? "" : "s", o->verbose || pending <= 20 ? ":" :
-			     " (-v lists them all); the first:");
+		ms_app_err(r->sink, "stopped: %zu module%s not signed and left untouched%s",
+			   pending, pending == 1 ? "" : "s", o->verbose || pending <= 20 ? ":" :
+			   " (-v lists them all); the first:");
 		for (size_t i = 0; i < n && (o->verbose || shown < 20); i++) {
 			if (atomic_load(&r->state[i]) == MOD_PENDING) {
-				ms_cli_line(stderr, "  not signed: %s", r->list->path[i]);
+				ms_app_say(r->sink, MS_APP_SAY_LINE, NULL, "  not signed: %s",
+					   r->list->path[i]);
 				shown++;
 			}
 		}
 	}
 	if (!o->quiet || bad > 0 || refused > 0 || pending > 0) {
-		fprintf(stderr, "modsign: %zu signed, %zu failed, %zu refused (signed already), "
-			"%zu skipped (signature verified), %zu not signed, of %zu; %.2f s, "
-			"%.2f ms per module signed\n", ok, bad, refused, skipped, pending, n, secs,
-			ok > 0 ? secs * 1000.0 / (double)ok : 0.0);
+		ms_app_info(r->sink, "%zu signed, %zu failed, %zu refused (signed already), "
+			    "%zu skipped (signature verified), %zu not signed, of %zu; %.2f s, "
+			    "%.2f ms per module signed", ok, bad, refused, skipped, pending, n,
+			    secs, ok > 0 ? secs * 1000.0 / (double)ok : 0.0);
 	}
 	token_summary(r);
 }
@@ -483,39 +374,10 @@ job_lanes(const struct ms_job *job)
 	return lanes;
 }
 
-static void
-catch_signals(struct run *r, struct sigaction *old)
-{
-	struct sigaction sa;
-
-	first_signal = 0;
-	n_signals = 0;
-	ms_cli_wake_arm(r->wake[1]);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
-		sigaddset(&sa.sa_mask, stop_signals[i]);	/* one handler at a time */
-	}
-	sa.sa_flags = SA_RESTART;
-	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
-		sigaction(stop_signals[i], &sa, &old[i]);
-	}
-}
-
-static void
-release_signals(const struct sigaction *old)
-{
-	for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
-		sigaction(stop_signals[i], &old[i], NULL);
-	}
-	ms_cli_wake_arm(-1);
-}
-
 /* The run on the heap: when threads are left running, it stays for them. */
 static struct run *
 run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_name_set *names,
-	struct ms_dir_set *dirs)
+	struct ms_dir_set *dirs, const struct ms_app_stop *stop)
 {
 	struct ms_lanes_cfg cfg = {
 		.recoveries_max = MS_RECOVERIES_MAX,
@@ -524,7 +386,6 @@ run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_n
 		.cert = job->cert,	/* every signature verified before it is written */
 	};
 	struct run *r = calloc(1, sizeof(*r));
-	pthread_mutexattr_t ma;
 
 	if (r == NULL) {
 		return NULL;
@@ -534,6 +395,8 @@ run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_n
 	r->list = list;
 	r->names = names;
 	r->dirs = dirs;
+	r->sink = job->sink;
+	r->asked = stop;
 	r->single = !job->opts->bulk;
 	r->dest = r->single ? job->opts->dest : NULL;
 	r->state = calloc(list->n + 1, sizeof(*r->state));
@@ -543,18 +406,9 @@ run_new(struct ms_job *job, const struct ms_module_list *list, const struct ms_n
 	     ms_app_lanes_open(job->signer, &job->tokens, &cfg, &r->pool) != MS_OK)) {
 		goto fail;
 	}
-	if (ms_cli_wake_init(r->wake) != MS_OK) {
+	if (ms_app_wake_init(r->wake) != MS_OK) {
 		goto fail;
 	}
-	/* Recursive: a message printed while the progress line is held. */
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&r->out_lock, &ma);
-	pthread_mutexattr_destroy(&ma);
-	r->progress = !r->single && !job->opts->quiet && isatty(STDERR_FILENO);
-	r->hook.before = msg_before;
-	r->hook.after = msg_after;
-	r->hook.ctx = r;
 	r->t0 = now();
 	job->tmps = &r->tmps;
 	job->n_opening = &r->n_opening;
@@ -572,8 +426,7 @@ run_free(struct run *r)
 {
 	r->job->tmps = NULL;
 	r->job->n_opening = NULL;
-	pthread_mutex_destroy(&r->out_lock);
-	ms_cli_wake_close(r->wake);
+	ms_app_wake_close(r->wake);
 	ms_lanes_free(r->pool);
 	ms_tmp_set_clear(&r->tmps);
 	free(r->state);
@@ -581,28 +434,25 @@ run_free(struct run *r)
 }
 
 void
-ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
-	   const struct ms_name_set *names, struct ms_dir_set *dirs, struct ms_run_end *end)
+ms_app_run(struct ms_job *job, const struct ms_module_list *list,
+	   const struct ms_name_set *names, struct ms_dir_set *dirs, const struct ms_app_stop *stop,
+	   struct ms_run_end *end)
 {
 	struct run *r = NULL;
-	struct sigaction old[N_STOP_SIGNALS];
 	pthread_t *th = NULL;
 	unsigned n_workers = worker_count(list->n, job_lanes(job)), started = 0;
 
 	memset(end, 0, sizeof(*end));
-	end->rc = MS_EXIT_FAIL;
 	th = calloc(n_workers, sizeof(*th));
-	r = th != NULL ? run_new(job, list, names, dirs) : NULL;
+	r = th != NULL ? run_new(job, list, names, dirs, stop) : NULL;
 	if (r == NULL) {
-		ms_cli_error("%s", ms_err_str(MS_E_NOMEM));
+		ms_app_err(job->sink, "%s", ms_err_str(MS_E_NOMEM));
 		free(th);
 		return;
 	}
-	catch_signals(r, old);
-	ms_cli_msg_hook_set(&r->hook);
 	for (unsigned w = 0; w < n_workers; w++) {
 		if (pthread_create(&th[started], NULL, worker, r) != 0) {
-			ms_cli_error("cannot start a worker thread");
+			ms_app_err(r->sink, "cannot start a worker thread");
 			break;	/* the ones started do the work */
 		}
 		started++;
@@ -611,7 +461,6 @@ ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
 		stop_all(r);
 	}
 	end->stuck = watch(r, started);
-	ms_cli_msg_hook_set(NULL);
 	summary(r);
 	if (!end->stuck) {
 		for (unsigned t = 0; t < started; t++) {
@@ -620,15 +469,14 @@ ms_cli_run(struct ms_job *job, const struct ms_module_list *list,
 	}
 	if (n_finished(r) == list->n && list->n > 0 &&
 	    atomic_load(&r->n_state[MOD_FAILED]) + atomic_load(&r->n_state[MOD_REFUSED]) == 0) {
-		end->rc = MS_EXIT_OK;
+		end->ok = true;
 	}
 	/* A dropped token's thread still inside it: no freeing, no C_Finalize. */
 	if (r->pool != NULL && ms_lanes_stuck(r->pool)) {
 		end->stuck = true;
 	}
-	end->signo = first_signal;
+	end->signo = stop != NULL ? stop->signo : 0;
 	end->at_once = r->at_once;
-	release_signals(old);
 	free(th);
 	if (!end->stuck) {
 		run_free(r);

@@ -10,41 +10,38 @@
 #include <string.h>
 
 #include "../modfmt/modfmt.h"
-#include "args.h"
-#include "job.h"
 #include "module.h"
-#include "msg.h"
-#include "why.h"
 
 #define CMS_MAX (16 * 1024)
 
 /* "<file>: <why>" for a failed ms_modfile_*() call on @path. */
 static void
-say_modfile(const struct ms_modfile *mf, const char *path, ms_err err)
+say_modfile(const struct ms_app_sink *sink, const struct ms_modfile *mf, const char *path,
+	    ms_err err)
 {
 	char why[512];
 
-	ms_cli_modfile_why(mf, err, why, sizeof(why));
-	ms_cli_error("%s: %s", mf->err_path != NULL ? mf->err_path : path, why);
+	ms_app_modfile_why(mf, err, why, sizeof(why));
+	ms_app_err(sink, "%s: %s", mf->err_path != NULL ? mf->err_path : path, why);
 }
 
 /* finit_module(2), `verify` and `strip` read at most INT_MAX bytes: a signed module must fit. */
 static void
-say_too_big(const char *path, uint64_t signed_len)
+say_too_big(const struct ms_app_sink *sink, const char *path, uint64_t signed_len)
 {
 	if (signed_len != 0) {
-		ms_cli_error("%s: signed, it would be %ju bytes, more than the %ju bytes "
-			     "finit_module(2) reads; not signed", path, (uintmax_t)signed_len,
-			     (uintmax_t)MS_MOD_SIZE_MAX);
+		ms_app_err(sink, "%s: signed, it would be %ju bytes, more than the %ju bytes "
+			   "finit_module(2) reads; not signed", path, (uintmax_t)signed_len,
+			   (uintmax_t)MS_MOD_SIZE_MAX);
 	} else {
-		ms_cli_error("%s: signed, it would be more than the %ju bytes finit_module(2) "
-			     "reads; not signed", path, (uintmax_t)MS_MOD_SIZE_MAX);
+		ms_app_err(sink, "%s: signed, it would be more than the %ju bytes "
+			   "finit_module(2) reads; not signed", path, (uintmax_t)MS_MOD_SIZE_MAX);
 	}
 }
 
 static ms_err
-write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode,
-	  enum ms_write_mode how, struct ms_tmp_set *tmps)
+write_p7s(const struct ms_app_sink *sink, const char *module, const uint8_t *cms, size_t cms_len,
+	  unsigned mode, enum ms_write_mode how, struct ms_tmp_set *tmps)
 {
 	struct ms_file_fail fail = { 0 };
 	char path[4200];
@@ -52,24 +49,24 @@ write_p7s(const char *module, const uint8_t *cms, size_t cms_len, unsigned mode,
 
 	/* foo.ko.p7s also for foo.ko.xz: kbuild signs foo.ko before compressing it. */
 	if (ms_mod_zfmt_p7s_name(module, path, sizeof(path)) != MS_OK) {
-		ms_cli_error("%s: name too long", module);
+		ms_app_err(sink, "%s: name too long", module);
 		return MS_E_ARG;
 	}
 	/* Its directory is the module's: the run fsyncs it once (run_dirs()). */
 	err = ms_file_write_atomic(path, cms, cms_len, (mode_t)mode, how, tmps, &fail);
 	if (err == MS_E_ARG && fail.sys_errno == ELOOP) {
-		ms_cli_error("%s: is a symbolic link; not written through: remove it", path);
+		ms_app_err(sink, "%s: is a symbolic link; not written through: remove it", path);
 	} else if (err != MS_OK) {
 		char why[512];
 
-		ms_cli_file_fail_why(&fail, err, why, sizeof(why));
-		ms_cli_error("%s: %s%s", path, why, err == MS_E_ARG ? "; not replaced" : "");
+		ms_file_fail_why(&fail, err, why, sizeof(why));
+		ms_app_err(sink, "%s: %s%s", path, why, err == MS_E_ARG ? "; not replaced" : "");
 	}
 	return err;
 }
 
 ms_err
-ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
+ms_app_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
 		   struct ms_module_work *w)
 {
 	struct ms_signer *sg = job->signer;
@@ -94,10 +91,11 @@ ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
 	}
 	err = ms_lanes_sign(pool, lane, &req, raw, sizeof(raw), &raw_len, &res);
 	if (res.recovered) {
-		ms_cli_warn("%s: %s: session re-opened, signing again", w->path, res.why);
+		ms_app_warn(job->sink, "%s: %s: session re-opened, signing again", w->path,
+			    res.why);
 	}
 	if (err != MS_OK) {
-		ms_cli_error("%s: signing failed: %s", w->path, res.why);
+		ms_app_err(job->sink, "%s: signing failed: %s", w->path, res.why);
 		return err;
 	}
 	c.req = &req;
@@ -110,15 +108,16 @@ ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
 	c.raw_sig.len = raw_len;
 	err = ms_signer_signed_data(&c, w->cms, CMS_MAX, &w->cms_len);
 	if (err == MS_E_MALFORMED) {
-		ms_cli_error("%s: the key returned a malformed signature", w->path);
+		ms_app_err(job->sink, "%s: the key returned a malformed signature", w->path);
 	} else if (err != MS_OK) {
-		ms_cli_error("%s: cannot encode the signature: %s", w->path, ms_err_str(err));
+		ms_app_err(job->sink, "%s: cannot encode the signature: %s", w->path,
+			   ms_err_str(err));
 	}
 	return err;
 }
 
 ms_err
-ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_work *w)
+ms_app_module_prepare(struct ms_job *job, const char *path, struct ms_module_work *w)
 {
 	ms_err err;
 
@@ -133,7 +132,7 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	}
 	w->cms = malloc(job->raw_cms != NULL ? job->raw_cms_len : CMS_MAX);
 	if (w->mf == NULL || w->cms == NULL) {
-		ms_cli_error("%s: %s", path, ms_err_str(MS_E_NOMEM));
+		ms_app_err(job->sink, "%s: %s", path, ms_err_str(MS_E_NOMEM));
 		return MS_E_NOMEM;
 	}
 	/* Opening may wait for another process's lock: the run need not wait for that. */
@@ -145,20 +144,20 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 		atomic_fetch_sub(job->n_opening, 1);
 	}
 	if (err != MS_OK) {
-		say_modfile(w->mf, path, err);
+		say_modfile(job->sink, w->mf, path, err);
 		return err;
 	}
 	if (w->mf->len == 0) {
-		ms_cli_warn("%s: is empty, not an ELF module; signed all the same, as sign-file "
-			    "signs it", path);
+		ms_app_warn(job->sink, "%s: is empty, not an ELF module; signed all the same, as "
+			    "sign-file signs it", path);
 	}
-	err = ms_cli_signed_policy(job, w->mf, path, &w->payload_len, &w->skipped);
+	err = ms_app_signed_policy(job, w->mf, path, &w->payload_len, &w->skipped);
 	if (err != MS_OK || w->skipped) {
 		return err;
 	}
 	/* The trailer and one byte of PKCS#7 already pass the limit: not worth a hash. */
 	if (w->payload_len + MS_MOD_TRAILER_LEN + 1 > MS_MOD_SIZE_MAX) {
-		say_too_big(path, 0);
+		say_too_big(job->sink, path, 0);
 		return MS_E_ARG;
 	}
 	if (job->raw_cms != NULL) {
@@ -172,7 +171,7 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 					    NULL);
 	}
 	if (err != MS_OK) {
-		say_modfile(w->mf, path, err);
+		say_modfile(job->sink, w->mf, path, err);
 	}
 	return err;
 }
@@ -182,7 +181,7 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
  * sure that the signed module is one the kernel and our tools can read.
  */
 ms_err
-ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *dest)
+ms_app_module_write(struct ms_job *job, struct ms_module_work *w, const char *dest)
 {
 	const struct ms_opts *o = job->opts;
 	struct ms_modfile *mf = w->mf;
@@ -190,12 +189,12 @@ ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *de
 	ms_err err;
 
 	if (signed_len > MS_MOD_SIZE_MAX) {
-		say_too_big(w->path, signed_len);
+		say_too_big(job->sink, w->path, signed_len);
 		return MS_E_ARG;
 	}
 	if (o->save_p7s) {
-		err = write_p7s(w->path, w->cms, w->cms_len, o->p7s_mode, job->write_mode,
-				job->tmps);
+		err = write_p7s(job->sink, w->path, w->cms, w->cms_len, o->p7s_mode,
+				job->write_mode, job->tmps);
 		if (err != MS_OK) {
 			return err;
 		}
@@ -206,7 +205,7 @@ ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *de
 	err = ms_modfile_write_signed_prefix(mf, dest, w->payload_len, w->cms, w->cms_len,
 					     job->write_mode);
 	if (err != MS_OK) {
-		say_modfile(mf, dest != NULL ? dest : w->path, err);
+		say_modfile(job->sink, mf, dest != NULL ? dest : w->path, err);
 		return err;
 	}
 	/*
@@ -214,18 +213,19 @@ ms_cli_module_write(struct ms_job *job, struct ms_module_work *w, const char *de
 	 * the old one, unless the run signs them next.
 	 */
 	if (dest == NULL && w->later_links == 0 && mf->st.st_nlink > 1) {
-		ms_cli_warn("%s: had %ju other hard link(s); they still name the unsigned module",
-			    w->path, (uintmax_t)(mf->st.st_nlink - 1));
+		ms_app_warn(job->sink, "%s: had %ju other hard link(s); they still name the "
+			    "unsigned module", w->path, (uintmax_t)(mf->st.st_nlink - 1));
 	} else if (dest == NULL && mf->st.st_nlink > 1 + (nlink_t)w->later_links) {
-		ms_cli_warn("%s: had %ju other hard link(s); %ju of them, not in this run, still "
-			    "name the unsigned module", w->path, (uintmax_t)(mf->st.st_nlink - 1),
+		ms_app_warn(job->sink, "%s: had %ju other hard link(s); %ju of them, not in this "
+			    "run, still name the unsigned module", w->path,
+			    (uintmax_t)(mf->st.st_nlink - 1),
 			    (uintmax_t)(mf->st.st_nlink - 1 - w->later_links));
 	}
 	return MS_OK;
 }
 
 void
-ms_cli_module_clear(struct ms_module_work *w)
+ms_app_module_clear(struct ms_module_work *w)
 {
 	if (w->mf != NULL) {
 		ms_modfile_clear(w->mf);
