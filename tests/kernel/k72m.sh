@@ -14,6 +14,9 @@
 #        scripts/openssl-pq.sh), the key file, sha512: signed attributes;
 #        the waiver kernel loads it, the default one refuses it; a changed
 #        byte is refused by both; with sha256 even the waiver kernel refuses
+#   OS   the same without signed attributes, made outside modsign (OpenSSL
+#        signs the module bytes, cms-noattr.py rewrites sign-file's CMS):
+#        both kernels load it, a changed byte is refused by both
 #   MS   modsign, the key on the ML-DSA test token (tests/mldsatoken, holding
 #        the same keys): without signed attributes both kernels load it;
 #        with --signed-attrs (sign-file 7.2's form) only the waiver kernel;
@@ -130,52 +133,87 @@ both() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$T/all"
 }
 
-# copy_of MODULE: a fresh copy of the unsigned test module; prints its path.
+# copy_of MODULE: a fresh copy of the unsigned test module (or of
+# kc_data.ko.xz for "kc_data.ko.xz") in a file of its own. Sets F (not
+# printed: the counter must not live in a subshell).
 copy_of() {
 	n=$((n + 1))
 	mkdir -p "$T/w"
-	cp "$T/ext/$1.ko" "$T/w/$n.$1.ko"
-	echo "$T/w/$n.$1.ko"
+	case $1 in
+	*.ko.xz) F=$T/w/$n.$1; cp "$T/$1" "$F" ;;
+	*) F=$T/w/$n.$1.ko; cp "$T/ext/$1.ko" "$F" ;;
+	esac
 }
 
 # changed_of FILE MODULE: a copy of the signed FILE with one byte of the
-# module body (the middle of the unsigned module) changed; prints its path.
+# module body (the middle of the unsigned module) changed. Sets C.
 changed_of() {
-	local f
 	n=$((n + 1))
-	f=$T/w/$n.changed.ko
-	cp "$1" "$f"
-	flip_byte "$f" $(($(size_of "$T/ext/$2.ko") / 2))
-	echo "$f"
+	C=$T/w/$n.changed.ko
+	cp "$1" "$C"
+	flip_byte "$C" $(($(size_of "$T/ext/$2.ko") / 2))
 }
 
 phase "sign-file 7.2"
 # The oracle: sign-file 7.2 with OpenSSL 3.6 can sign ML-DSA only with
 # signed attributes (contentType, messageDigest).
 for s in $SETS; do
-	f=$(copy_of kc_hello)
-	if "$PQ_SIGNFILE" sha512 "$MLDSA/mldsa$s.key.pem" "$MLDSA/mldsa$s.x509.pem" "$f" \
-		>"$T/.sign" 2>&1 && is_signed "$f"; then
-		both "SF ML-DSA-$s sign-file 7.2 sha512 (signed attributes)" kc_hello "$f" insmod \
+	copy_of kc_hello
+	if "$PQ_SIGNFILE" sha512 "$MLDSA/mldsa$s.key.pem" "$MLDSA/mldsa$s.x509.pem" "$F" \
+		>"$T/.sign" 2>&1 && is_signed "$F"; then
+		both "SF ML-DSA-$s sign-file 7.2 sha512 (signed attributes)" kc_hello "$F" insmod \
 			"REFUSED:$AUTHATTRS_RE" LOADED
-		both "SF ML-DSA-$s sign-file 7.2, one byte of the module changed" kc_hello \
-			"$(changed_of "$f" kc_hello)" insmod "REFUSED:$AUTHATTRS_RE" \
-			"REFUSED:$REJECTED_RE.*Message digest doesn't match"
+		changed_of "$F" kc_hello
+		both "SF ML-DSA-$s sign-file 7.2, one byte of the module changed" kc_hello "$C" insmod \
+			"REFUSED:$AUTHATTRS_RE" "REFUSED:$REJECTED_RE.*Message digest doesn't match"
 	else
 		t_fail "SF ML-DSA-$s: sign-file 7.2 sha512 signs" "$(cat "$T/.sign")"
 	fi
 done
 # 7.2's public_key takes ML-DSA only with the hash "none" (no signed
 # attributes) or sha512: sign-file's sha256 messageDigest is refused even
-# with the waiver (-EINVAL from the verifier, nothing logged).
-f=$(copy_of kc_hello)
-if "$PQ_SIGNFILE" sha256 "$MLDSA/mldsa65.key.pem" "$MLDSA/mldsa65.x509.pem" "$f" >"$T/.sign" 2>&1 &&
-	is_signed "$f"; then
-	both "SF ML-DSA-65 sign-file 7.2 sha256 (signed attributes)" kc_hello "$f" insmod \
-		"REFUSED:$AUTHATTRS_RE" "REFUSED:Invalid argument"
+# with the waiver (-EINVAL from public_key, which the trust check turns
+# into -EKEYREJECTED; nothing logged).
+copy_of kc_hello
+if "$PQ_SIGNFILE" sha256 "$MLDSA/mldsa65.key.pem" "$MLDSA/mldsa65.x509.pem" "$F" >"$T/.sign" 2>&1 &&
+	is_signed "$F"; then
+	both "SF ML-DSA-65 sign-file 7.2 sha256 (signed attributes)" kc_hello "$F" insmod \
+		"REFUSED:$AUTHATTRS_RE" "REFUSED:$REJECTED_RE"
 else
 	t_fail "SF ML-DSA-65: sign-file 7.2 sha256 signs" "$(cat "$T/.sign")"
 fi
+
+phase "OpenSSL, no signed attributes"
+# The form without signed attributes from outside modsign: OpenSSL's pure
+# ML-DSA signature of the module (empty context) in sign-file's CMS with
+# the signed attributes taken out (cms-noattr.py), appended with the
+# module signature trailer (PKCS#7, the length big-endian, the marker).
+# append_p7s MODULE P7S
+append_p7s() {
+	local len
+	len=$(size_of "$2")
+	cat "$2" >>"$1"
+	printf '%b' "$(printf '\\%03o' 0 0 2 0 0 0 0 0 $((len >> 24 & 255)) $((len >> 16 & 255)) \
+		$((len >> 8 & 255)) $((len & 255)))" >>"$1"
+	printf '~Module signature appended~\n' >>"$1"
+}
+need python3
+for s in $SETS; do
+	copy_of kc_hello
+	key=$MLDSA/mldsa$s.key.pem
+	if "$PQ_SIGNFILE" -d sha512 "$key" "$MLDSA/mldsa$s.x509.pem" "$F" >"$T/.sign" 2>&1 &&
+		"$PQ_OPENSSL" pkeyutl -sign -rawin -inkey "$key" -in "$F" -out "$F.raw" >>"$T/.sign" 2>&1 &&
+		python3 "$KDIR/cms-noattr.py" "$F.p7s" "$F.raw" "$F.noattr.p7s" >>"$T/.sign" 2>&1; then
+		append_p7s "$F" "$F.noattr.p7s"
+		both "OS ML-DSA-$s OpenSSL's pure signature, no signed attributes" kc_hello "$F" insmod \
+			LOADED LOADED
+		changed_of "$F" kc_hello
+		both "OS ML-DSA-$s OpenSSL's, one byte of the module changed" kc_hello "$C" insmod \
+			"REFUSED:$REJECTED_RE" "REFUSED:$REJECTED_RE"
+	else
+		t_fail "OS ML-DSA-$s: OpenSSL's signature without signed attributes" "$(cat "$T/.sign")"
+	fi
+done
 
 phase "modsign"
 # ms NAME MODULE FILE MODSIGN-ARGS...: FILE signed in place by modsign with
@@ -196,28 +234,30 @@ for s in $SETS; do
 	cert=$MLDSA/mldsa$s.x509.der
 	# Without signed attributes: what every ML-DSA kernel takes.
 	name="MS ML-DSA-$s modsign sha512 token (no signed attributes)"
-	f=$(copy_of kc_param)
-	if ms "$name" kc_param "$f" sha512 "$uri" "$cert"; then
-		both "$name" kc_param "$f" insmod LOADED LOADED
-		both "MS ML-DSA-$s modsign, one byte of the module changed" kc_param \
-			"$(changed_of "$f" kc_param)" insmod "REFUSED:$REJECTED_RE" "REFUSED:$REJECTED_RE"
+	copy_of kc_param
+	if ms "$name" kc_param "$F" sha512 "$uri" "$cert"; then
+		both "$name" kc_param "$F" insmod LOADED LOADED
+		changed_of "$F" kc_param
+		both "MS ML-DSA-$s modsign, one byte of the module changed" kc_param "$C" insmod \
+			"REFUSED:$REJECTED_RE" "REFUSED:$REJECTED_RE"
 	fi
 	# With them, as sign-file 7.2 writes them: only the waiver kernel.
 	name="MS ML-DSA-$s modsign --signed-attrs sha512 token"
-	f=$(copy_of kc_param)
-	if ms "$name" kc_param "$f" --signed-attrs sha512 "$uri" "$cert"; then
-		both "$name" kc_param "$f" insmod "REFUSED:$AUTHATTRS_RE" LOADED
+	copy_of kc_param
+	if ms "$name" kc_param "$F" --signed-attrs sha512 "$uri" "$cert"; then
+		both "$name" kc_param "$F" insmod "REFUSED:$AUTHATTRS_RE" LOADED
+		changed_of "$F" kc_param
+		both "MS ML-DSA-$s modsign --signed-attrs, one byte of the module changed" kc_param \
+			"$C" insmod "REFUSED:$AUTHATTRS_RE" "REFUSED:$REJECTED_RE.*Message digest doesn't match"
 	fi
 	# A compressed module, signed inside its .ko.xz; the kernel decompresses.
 	name="MS ML-DSA-$s modsign sha512 token, kc_data.ko.xz signed inside"
-	n=$((n + 1))
-	f=$T/w/$n.kc_data.ko.xz
-	cp "$T/kc_data.ko.xz" "$f"
-	if ms "$name" kc_data "$f" sha512 "$uri" "$cert"; then
-		if xz -dc "$f" >"$T/.unpacked.ko" && is_signed "$T/.unpacked.ko"; then
-			both "$name" kc_data "$f" finit LOADED LOADED
+	copy_of kc_data.ko.xz
+	if ms "$name" kc_data "$F" sha512 "$uri" "$cert"; then
+		if xz -dc "$F" >"$T/.unpacked.ko" && is_signed "$T/.unpacked.ko"; then
+			both "$name" kc_data "$F" finit LOADED LOADED
 		else
-			t_fail "$name: a signed module inside" "$(xz -l "$f" 2>&1)"
+			t_fail "$name: a signed module inside" "$(xz -l "$F" 2>&1)"
 		fi
 	fi
 done
