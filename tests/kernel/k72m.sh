@@ -48,7 +48,16 @@ if [ -n "$why" ]; then
 	kc_done
 	exit
 fi
-[ -x "$PQ_SIGNFILE" ] || die "$PQ_SIGNFILE missing: run scripts/openssl-pq.sh sign-file"
+# sign-file 7.2 is built after the OpenSSL (scripts/openssl-pq.sh
+# sign-file): without it only modsign's cases run.
+SF_SETS=$SETS
+if [ ! -x "$PQ_SIGNFILE" ]; then
+	SF_SETS=""
+	for s in $SETS; do
+		t_skip "k72m ML-DSA-$s: sign-file 7.2's and OpenSSL's signatures" \
+			"no $PQ_SIGNFILE (scripts/openssl-pq.sh sign-file builds it)"
+	done
+fi
 need xz
 kc_finit
 
@@ -157,7 +166,7 @@ changed_of() {
 phase "sign-file 7.2"
 # The oracle: sign-file 7.2 with OpenSSL 3.6 can sign ML-DSA only with
 # signed attributes (contentType, messageDigest).
-for s in $SETS; do
+for s in $SF_SETS; do
 	copy_of kc_hello
 	if "$PQ_SIGNFILE" sha512 "$MLDSA/mldsa$s.key.pem" "$MLDSA/mldsa$s.x509.pem" "$F" \
 		>"$T/.sign" 2>&1 && is_signed "$F"; then
@@ -174,14 +183,17 @@ done
 # attributes) or sha512: sign-file's sha256 messageDigest is refused even
 # with the waiver (-EINVAL from public_key, which the trust check turns
 # into -EKEYREJECTED; nothing logged).
-copy_of kc_hello
-if "$PQ_SIGNFILE" sha256 "$MLDSA/mldsa65.key.pem" "$MLDSA/mldsa65.x509.pem" "$F" >"$T/.sign" 2>&1 &&
-	is_signed "$F"; then
-	both "SF ML-DSA-65 sign-file 7.2 sha256 (signed attributes)" kc_hello "$F" insmod \
-		"REFUSED:$AUTHATTRS_RE" "REFUSED:$REJECTED_RE"
-else
-	t_fail "SF ML-DSA-65: sign-file 7.2 sha256 signs" "$(cat "$T/.sign")"
-fi
+for s in $SF_SETS; do
+	[ "$s" = 65 ] || continue
+	copy_of kc_hello
+	if "$PQ_SIGNFILE" sha256 "$MLDSA/mldsa$s.key.pem" "$MLDSA/mldsa$s.x509.pem" "$F" \
+		>"$T/.sign" 2>&1 && is_signed "$F"; then
+		both "SF ML-DSA-$s sign-file 7.2 sha256 (signed attributes)" kc_hello "$F" insmod \
+			"REFUSED:$AUTHATTRS_RE" "REFUSED:$REJECTED_RE"
+	else
+		t_fail "SF ML-DSA-$s: sign-file 7.2 sha256 signs" "$(cat "$T/.sign")"
+	fi
+done
 
 phase "OpenSSL, no signed attributes"
 # The form without signed attributes from outside modsign: OpenSSL's pure
@@ -198,7 +210,7 @@ append_p7s() {
 	printf '~Module signature appended~\n' >>"$1"
 }
 need python3
-for s in $SETS; do
+for s in $SF_SETS; do
 	copy_of kc_hello
 	key=$MLDSA/mldsa$s.key.pem
 	if "$PQ_SIGNFILE" -d sha512 "$key" "$MLDSA/mldsa$s.x509.pem" "$F" >"$T/.sign" 2>&1 &&
@@ -285,13 +297,16 @@ boot_one() {
 }
 
 boot_one default "$OBJ_D" 5
-# The waiver says so once per boot, at the first module with signed attributes.
 boot_one waiver "$OBJ_W" 6
-if grep -q 'Waived invalid module sig (has authattrs)' "$BD/console.txt"; then
-	t_pass "waiver kernel: 'Waived invalid module sig (has authattrs)' in its log"
-else
-	t_fail "waiver kernel: 'Waived invalid module sig (has authattrs)' in its log" \
-		"$(grep -c . "$BD/console.txt") console lines"
+# The waiver says so once per boot, at the first module with signed
+# attributes (when there was one that only the waiver lets in).
+if awk -F '\t' '$5 ~ /has authattrs/ && $6 == "LOADED" { f = 1 } END { exit !f }' "$T/all"; then
+	if grep -q 'Waived invalid module sig (has authattrs)' "$BD/console.txt"; then
+		t_pass "waiver kernel: 'Waived invalid module sig (has authattrs)' in its log"
+	else
+		t_fail "waiver kernel: 'Waived invalid module sig (has authattrs)' in its log" \
+			"$(grep -c . "$BD/console.txt") console lines"
+	fi
 fi
 
 kc_done
