@@ -204,10 +204,10 @@ phase "OpenSSL, no signed attributes"
 append_p7s() {
 	local len
 	len=$(size_of "$2")
-	cat "$2" >>"$1"
-	printf '%b' "$(printf '\\%03o' 0 0 2 0 0 0 0 0 $((len >> 24 & 255)) $((len >> 16 & 255)) \
-		$((len >> 8 & 255)) $((len & 255)))" >>"$1"
-	printf '~Module signature appended~\n' >>"$1"
+	{ cat "$2"
+	  printf '%b' "$(printf '\\%03o' 0 0 2 0 0 0 0 0 $((len >> 24 & 255)) $((len >> 16 & 255)) \
+		$((len >> 8 & 255)) $((len & 255)))"
+	  printf '~Module signature appended~\n'; } >>"$1"
 }
 need python3
 for s in $SF_SETS; do
