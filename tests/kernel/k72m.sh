@@ -21,7 +21,8 @@
 #        the same keys): without signed attributes both kernels load it;
 #        with --signed-attrs (sign-file 7.2's form) only the waiver kernel;
 #        a .ko.xz signed inside loads (the kernel decompresses); a changed
-#        byte is refused by both
+#        byte is refused by both; once each: -k, the certificate from the
+#        token, one -b run, the agent
 # for each of ML-DSA-44, -65 and -87. Without the OpenSSL cache (nothing
 # here can sign ML-DSA then) every case is a counted SKIP line.
 # Environment: see lib.sh.
@@ -273,6 +274,46 @@ for s in $SETS; do
 		fi
 	fi
 done
+
+# The other ways to sign, once each, without signed attributes (what both
+# kernels take): the signer named by subjectKeyIdentifier (-k), the
+# certificate from the token, one -b run over three modules, the agent.
+uri=$(mldsa_uri mldsa65)
+name="MS ML-DSA-65 modsign -k sha512 token (subjectKeyIdentifier)"
+copy_of kc_hello
+ms "$name" kc_hello "$F" -k sha512 "$uri" "$MLDSA/mldsa65.x509.der" &&
+	both "$name" kc_hello "$F" insmod LOADED LOADED
+name="MS ML-DSA-87 modsign sha512, key and certificate from the token"
+copy_of kc_hello
+ms "$name" kc_hello "$F" sha512 "$(mldsa_uri mldsa87)" \
+	"$(mldsa_uri mldsa87 | sed 's/;type=private?/;type=cert?/')" &&
+	both "$name" kc_hello "$F" insmod LOADED LOADED
+mkdir -p "$T/bulk"
+cp "$T"/ext/kc_*.ko "$T/bulk/"
+if "$MODSIGN" -b sha512 "$(mldsa_uri mldsa44)" "$MLDSA/mldsa44.x509.der" "$T"/bulk/kc_*.ko \
+	>"$T/.sign" 2>&1; then
+	for m in $EXT_MODS; do
+		both "MS ML-DSA-44 modsign -b sha512 token, one run for three: $m" "$m" "$T/bulk/$m.ko" \
+			insmod LOADED LOADED
+	done
+else
+	t_fail "sign: MS ML-DSA-44 modsign -b sha512 token" "$(cat "$T/.sign")"
+fi
+if have_agent "the ML-DSA agent case"; then
+	name="MS ML-DSA-65 modsign sha512 under modsign agent"
+	copy_of kc_param
+	: >"$T/agent.log"
+	if "$MODSIGN" agent --log "$T/agent.log" "$uri" -- "$MODSIGN" sha512 "$uri" \
+		"$MLDSA/mldsa65.x509.der" "$F" >"$T/.sign" 2>&1; then
+		if [ "$(grep -c . "$T/agent.log")" -ge 1 ]; then
+			both "$name" kc_param "$F" insmod LOADED LOADED
+		else
+			t_fail "$name: the agent signed (a line in its --log)" "$(cat "$T/.sign")"
+		fi
+	else
+		t_fail "sign: $name" "$(cat "$T/.sign")"
+	fi
+fi
 
 # --- the two boots ----------------------------------------------------------
 
