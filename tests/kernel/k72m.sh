@@ -184,6 +184,18 @@ done
 # attributes) or sha512: sign-file's sha256 messageDigest is refused even
 # with the waiver (-EINVAL from public_key, which the trust check turns
 # into -EKEYREJECTED; nothing logged).
+# The signer named by subjectKeyIdentifier (-k): 7.2 finds ML-DSA keys so.
+for s in $SF_SETS; do
+	[ "$s" = 44 ] || continue
+	copy_of kc_hello
+	if "$PQ_SIGNFILE" -k sha512 "$MLDSA/mldsa$s.key.pem" "$MLDSA/mldsa$s.x509.pem" "$F" \
+		>"$T/.sign" 2>&1 && is_signed "$F"; then
+		both "SF ML-DSA-$s sign-file 7.2 -k sha512 (signed attributes)" kc_hello "$F" insmod \
+			"REFUSED:$AUTHATTRS_RE" LOADED
+	else
+		t_fail "SF ML-DSA-$s: sign-file 7.2 -k sha512 signs" "$(cat "$T/.sign")"
+	fi
+done
 for s in $SF_SETS; do
 	[ "$s" = 65 ] || continue
 	copy_of kc_hello
