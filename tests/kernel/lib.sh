@@ -275,7 +275,9 @@ kc_kernel() {
 			rm -rf "$old" "$CACHE/.lock-${old##*/build-}"
 		done
 	fi
-	touch "$KB/.done"
+	# The directory's time orders the builds for eviction (most recently
+	# used first): a reuse counts as a use.
+	touch "$KB/.done" "$KB"
 	exec 9>&-
 	KVER=$(cat "$OBJ/include/config/kernel.release" 2>/dev/null)
 	[ -n "$KVER" ] || die "no kernel.release in $OBJ"
