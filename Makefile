@@ -198,7 +198,7 @@ build/mldsatoken.so: $(MLDSATOKEN_SRC) $(wildcard tests/mldsatoken/*.h) $(OPENSS
 		-fvisibility=hidden -shared $(CFLAGS) $(LDFLAGS) -o $@ $(MLDSATOKEN_SRC) \
 		$(OPENSSL_PQ)/lib/libcrypto.a -Wl,--exclude-libs,ALL -Wl,-z,nodelete -ldl -pthread
 
-build/mldsatoken-sign: tests/mldsatoken/sign_client.c tests/mldsatoken/pkcs11_v32.h
+build/mldsatoken-sign: tests/mldsatoken/sign_client.c src/pkcs11/pkcs11_v32.h
 	@mkdir -p build
 	$(CC) $(CSTD) -Wall -Wextra $(WERROR) $(P11_CFLAGS) -O2 -g $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
 

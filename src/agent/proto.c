@@ -309,11 +309,11 @@ parse_hello_ok(struct ms_span *in, struct ms_agent_reply *r)
 		return MS_E_MALFORMED;
 	}
 	r->version = version;
-	if (r->version != MS_AGENT_PROTO_VERSION || (kt != MS_KEY_RSA && kt != MS_KEY_EC) ||
-	    lanes == 0) {
+	if (r->version != MS_AGENT_PROTO_VERSION ||
+	    (kt != MS_KEY_RSA && kt != MS_KEY_EC && kt != MS_KEY_MLDSA) || lanes == 0) {
 		return MS_E_MALFORMED;
 	}
-	r->key_type = kt == MS_KEY_RSA ? MS_KEY_RSA : MS_KEY_EC;
+	r->key_type = kt == MS_KEY_RSA ? MS_KEY_RSA : kt == MS_KEY_EC ? MS_KEY_EC : MS_KEY_MLDSA;
 	r->lanes = lanes;
 	if (take_field16(in, 1, MS_AGENT_NAME_MAX, &r->key_name) != MS_OK ||
 	    !is_printable(&r->key_name)) {

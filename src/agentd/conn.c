@@ -208,7 +208,7 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	char label[MS_AGENT_PATH_MAX + 1];
 	uint8_t sig[MS_SIG_MAX];
 	size_t sig_len = 0;
-	struct ms_signer_req lr;
+	struct ms_signer_req lr = { .form = MS_SIG_DIGEST };
 	struct ms_lanes_result res;
 	struct ms_agent_audit_sign rec;
 	struct ms_agent_reply r;
@@ -218,11 +218,23 @@ serve_sign(struct conn *c, const struct ms_agent_req *req)
 	memcpy(label, req->module.p, req->module.len);	/* checked: no NUL, at most 4096 */
 	label[req->module.len] = '\0';
 	memset(&res, 0, sizeof(res));
+	if (ms_signer_key_type(cfg->signer) == MS_KEY_MLDSA && req->hash != MS_HASH_SHA512) {
+		ms_agenti_say(srv, MS_AGENT_SAY_ERROR, "%s: refused: an ML-DSA key signs only "
+			      "signed attributes holding a SHA-512 digest", label);
+		atomic_fetch_add(&srv->failed, 1);
+		return send_status(c, MS_AGENT_SIGN, MS_AGENT_ST_FAILED,
+				   "an ML-DSA key signs only signed attributes holding a SHA-512 "
+				   "digest (--signed-attrs with sha512)");
+	}
 	lane = ms_lanes_take(cfg->lanes);
 	if (lane == MS_LANE_NONE) {
 		return send_status(c, MS_AGENT_SIGN, MS_AGENT_ST_STOPPING, "the agent is stopping");
 	}
 	atomic_store(&c->lane, lane);
+	/* ML-DSA: the signed attributes holding the digest (sign-file 7.2's), never a blob. */
+	if (ms_signer_key_type(cfg->signer) == MS_KEY_MLDSA) {
+		lr.form = MS_SIG_MLDSA_ATTRS;
+	}
 	lr.alg = req->hash;
 	lr.digest = req->digest.p;	/* the digest only: the signer builds the DigestInfo */
 	lr.digest_len = req->digest.len;

@@ -4,6 +4,7 @@
  * `modsign verify` and for a module found signed while signing.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app_internal.h"
@@ -37,6 +38,18 @@ carried_certs(const struct ms_pkcs7 *msg, struct ms_cms_cert **certs, size_t *n,
 	return MS_OK;
 }
 
+/* Whether a signer of @msg signs the module itself: ML-DSA without signed attributes. */
+static bool
+signs_payload(const struct ms_pkcs7 *msg)
+{
+	for (size_t i = 0; i < msg->n_signers; i++) {
+		if (msg->signers[i].key_type == MS_KEY_MLDSA && !msg->signers[i].has_signed_attrs) {
+			return true;
+		}
+	}
+	return false;
+}
+
 ms_err
 ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_pkcs7 *msg,
 		  const struct ms_cms_cert *const *certs, size_t n_certs,
@@ -45,6 +58,8 @@ ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_p
 	struct ms_pkcs7_digest dg[MS_PKCS7_SIGNERS_MAX];
 	enum ms_hash_alg algs[MS_PKCS7_SIGNERS_MAX];
 	struct ms_cms_cert *own[MS_PKCS7_CERTS_MAX] = { NULL };
+	struct ms_span payload = { NULL, 0 };
+	uint8_t *data = NULL;
 	size_t n_algs, n_own = 0;
 	ms_err err = MS_E_INTERNAL;
 
@@ -69,6 +84,12 @@ ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_p
 		}
 	}
 	err = ms_app_payload_digest(mf, payload_len, algs, n_algs, dg, NULL);
+	if (err == MS_OK && signs_payload(msg)) {
+		/* ML-DSA over the module itself: the verifier reads it whole, in place. */
+		err = ms_app_payload_read(mf, payload_len, &data);
+		payload.p = data;
+		payload.len = (size_t)payload_len;
+	}
 	if (err != MS_OK) {
 		out->at_hash = true;
 		return err;
@@ -81,7 +102,8 @@ ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_p
 		certs = (const struct ms_cms_cert *const *)own;
 		n_certs = n_own;
 	}
-	err = ms_pkcs7_verify(msg, dg, n_algs, certs, n_certs, out->res, &out->why);
+	err = ms_pkcs7_verify_payload(msg, dg, n_algs, &payload, data != NULL ? 1 : 0, certs,
+				      n_certs, out->res, &out->why);
 	if (n_own > 0) {
 		/* Carried certificates go with this call: no result points at them. */
 		for (size_t i = 0; i < msg->n_signers && i < MS_PKCS7_SIGNERS_MAX; i++) {
@@ -92,5 +114,6 @@ out:
 	for (size_t i = 0; i < n_own; i++) {
 		ms_cms_cert_free(own[i]);
 	}
+	free(data);
 	return err;
 }

@@ -24,6 +24,7 @@ enum {
 	OPT_SKIP_SIGNED,
 	OPT_TOKEN_TIMEOUT,
 	OPT_KEY,
+	OPT_SIGNED_ATTRS,
 };
 
 static const struct option long_opts[] = {
@@ -35,6 +36,7 @@ static const struct option long_opts[] = {
 	{ "skip-signed", no_argument, NULL, OPT_SKIP_SIGNED },
 	{ "token-timeout", required_argument, NULL, OPT_TOKEN_TIMEOUT },
 	{ "key", required_argument, NULL, OPT_KEY },
+	{ "signed-attrs", no_argument, NULL, OPT_SIGNED_ATTRS },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -70,6 +72,12 @@ static const char help_text[] =
 	"  --append         sign a signed module around its signature, as sign-file\n"
 	"                   does\n"
 	"  --pin-final-try  log in even when the token says one wrong PIN locks it\n"
+	"  --signed-attrs   ML-DSA keys: sign CMS signed attributes holding the\n"
+	"                   module's SHA-512, as sign-file 7.2 does with OpenSSL 3.5\n"
+	"                   and 3.6 (a kernel needs\n"
+	"                   CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA);\n"
+	"                   default: the signature covers the module itself;\n"
+	"                   MODSIGN_SIGNED_ATTRS=1 does the same for ML-DSA keys\n"
 	"  --max-module-size <n>  refuse a compressed module (.ko.xz, .ko.zst, .ko.gz)\n"
 	"                   that decompresses to more than <n> bytes (K, M, G\n"
 	"                   suffixes; default 256M)\n"
@@ -146,9 +154,10 @@ parse_single(int argc, char **argv, struct ms_opts *o)
 		return usage();
 	}
 	if (o->raw_sig) {
-		if (o->p7s_only || o->use_skid || o->signed_policy == MS_SIGNED_SKIP) {
-			ms_cli_error("-s appends a finished signature: -d, -k and --skip-signed "
-				     "do not apply");
+		if (o->p7s_only || o->use_skid || o->signed_policy == MS_SIGNED_SKIP ||
+		    o->signed_attrs) {
+			ms_cli_error("-s appends a finished signature: -d, -k, --skip-signed and "
+				     "--signed-attrs do not apply");
 			return usage();
 		}
 		o->raw_sig_path = argv[0];
@@ -235,6 +244,7 @@ int
 ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 {
 	const char *argv0 = argc > 0 ? argv[0] : NULL;
+	const char *env;
 	int opt;
 	int rc;
 
@@ -300,6 +310,9 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 		case OPT_FINAL_TRY:
 			o->allow_final_try = true;
 			break;
+		case OPT_SIGNED_ATTRS:
+			o->signed_attrs = true;
+			break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			fputs("\n", stdout);
@@ -318,6 +331,14 @@ ms_cli_parse(int argc, char **argv, struct ms_opts *o)
 	}
 	argc -= optind;
 	argv += optind;
+	/* For callers that pass no options, kbuild's sign-file: --signed-attrs for ML-DSA keys. */
+	env = getenv("MODSIGN_SIGNED_ATTRS");
+	if (env != NULL && env[0] != '\0' && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
+		ms_cli_error("MODSIGN_SIGNED_ATTRS=%.20s: want 1 (ML-DSA keys sign signed "
+			     "attributes) or 0", env);
+		return usage();
+	}
+	o->signed_attrs_env = env != NULL && strcmp(env, "1") == 0;
 	rc = o->bulk ? parse_bulk(argc, argv, o) : parse_single(argc, argv, o);
 	if (rc == MS_EXIT_OK && ms_cli_keys_check(o) != MS_OK) {
 		return usage();

@@ -36,6 +36,8 @@ struct ms_opts {
 	bool p7s_only;		/* -d: write only <module>.p7s */
 	bool use_skid;		/* -k: signer named by subjectKeyIdentifier */
 	bool allow_final_try;	/* --pin-final-try: log in even on the token's last try */
+	bool signed_attrs;	/* --signed-attrs: ML-DSA over signed attributes */
+	bool signed_attrs_env;	/* MODSIGN_SIGNED_ATTRS=1: the same, for ML-DSA keys only */
 	enum ms_signed_policy signed_policy;
 	unsigned p7s_mode;	/* 0666 less the umask, as sign-file creates it */
 	const char *raw_sig_path;

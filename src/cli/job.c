@@ -65,6 +65,48 @@ job_match(struct ms_job *job, const struct ms_opts *o)
 	return err;
 }
 
+/*
+ * What the key signs. ML-DSA: the module itself, as the kernel takes by
+ * default, or with --signed-attrs the attributes sign-file 7.2 signs under
+ * OpenSSL 3.5/3.6, which hold a SHA-512 digest.
+ */
+static ms_err
+job_form(struct ms_job *job, const struct ms_opts *o)
+{
+	char key[MS_CLI_ARG_SHOW];
+	bool is_mldsa = ms_cms_cert_mldsa_set(job->cert) != MS_MLDSA_NONE;
+
+	job->form = MS_SIG_DIGEST;
+	if (o->signed_attrs && !is_mldsa) {
+		ms_cli_error("--signed-attrs is for ML-DSA keys: RSA and EC module signatures "
+			     "carry no signed attributes (sign-file makes none)");
+		return MS_E_ARG;
+	}
+	if (!is_mldsa) {
+		return MS_OK;
+	}
+	job->mldsa = ms_cms_cert_mldsa_set(job->cert);
+	if (!ms_p11_uri_is(o->key)) {
+		ms_p11_uri_redact(o->key, key, sizeof(key));
+		ms_cli_error("%s: an ML-DSA certificate: modsign signs with ML-DSA keys on PKCS#11 "
+			     "tokens only, not with key files (no library of Debian 12 signs "
+			     "ML-DSA)", key);
+		return MS_E_UNSUPPORTED;
+	}
+	if (!o->signed_attrs && !o->signed_attrs_env) {
+		job->form = MS_SIG_MLDSA_DATA;
+		return MS_OK;
+	}
+	if (job->hash != MS_HASH_SHA512) {
+		ms_cli_error("%s: sign-file 7.2's signed attributes hold the module's SHA-512: "
+			     "give sha512 as the hash", o->signed_attrs ? "--signed-attrs" :
+			     "MODSIGN_SIGNED_ATTRS=1");
+		return MS_E_ARG;
+	}
+	job->form = MS_SIG_MLDSA_ATTRS;
+	return MS_OK;
+}
+
 ms_err
 ms_cli_job_open_raw(struct ms_job *job, const struct ms_opts *o)
 {
@@ -109,6 +151,11 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 	if (err != MS_OK) {
 		return err;
 	}
+	/* Before the key is opened: a refusal costs no login. */
+	err = job_form(job, o);
+	if (err != MS_OK) {
+		return err;
+	}
 	if (o->signed_policy == MS_SIGNED_SKIP) {
 		err = ms_cli_cert_load_all(o->x509, job->trust, MS_CLI_TRUST_MAX, &job->n_trust);
 		if (err != MS_OK) {
@@ -142,6 +189,15 @@ ms_cli_job_open(struct ms_job *job, const struct ms_opts *o)
 			      &job->signer, &job->tokens, &is_agent);
 	if (err != MS_OK) {
 		return err;
+	}
+	if (is_agent && job->form == MS_SIG_MLDSA_DATA) {
+		ms_cli_error("agent at %s holds this ML-DSA key, and an agent signs module "
+			     "digests only: without --signed-attrs the key signs the whole module; "
+			     "give --signed-attrs or MODSIGN_SIGNED_ATTRS=1 (for a kernel with "
+			     "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA) or sign without "
+			     "the agent (MODSIGN_AGENT_SOCK unset); nothing signed",
+			     cfg.agent_sock);
+		return MS_E_UNSUPPORTED;
 	}
 	/* Several tokens: each was checked against the certificate as it opened. */
 	return job->tokens.n > 0 ? MS_OK : job_match(job, o);

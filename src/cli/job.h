@@ -19,6 +19,8 @@
 struct ms_job {
 	const struct ms_opts *opts;
 	enum ms_hash_alg hash;
+	enum ms_sig_form form;		/* what the key signs: the key's kind, --signed-attrs */
+	enum ms_mldsa_set mldsa;	/* ML-DSA: the certificate's parameter set */
 	struct ms_signer *signer;
 	struct ms_cms_cert *cert;	/* <x509>: its first certificate, as sign-file */
 	/* --skip-signed: every certificate of <x509> (a PEM bundle), trusted as verify -c */

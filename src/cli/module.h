@@ -20,6 +20,7 @@ struct ms_module_work {
 	bool skipped;		/* --skip-signed found it signed already: nothing to do */
 	unsigned later_links;	/* names of its inode the run signs after this one */
 	struct ms_pkcs7_digest digest;	/* of the payload, with the job's hash */
+	uint8_t *data;		/* ML-DSA over the module: the payload, read whole */
 	uint8_t *cms;
 	size_t cms_len;
 };

@@ -73,14 +73,17 @@ ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
 		   struct ms_module_work *w)
 {
 	struct ms_signer *sg = job->signer;
+	const struct ms_span data = { w->data, (size_t)w->payload_len };
 	const struct ms_signer_req req = {
-		.alg = job->hash, .digest = w->digest.d, .digest_len = w->digest.len, .label = w->path,
+		.form = job->form, .alg = job->hash, .label = w->path,
+		.digest = job->form == MS_SIG_MLDSA_DATA ? NULL : w->digest.d,
+		.digest_len = job->form == MS_SIG_MLDSA_DATA ? 0 : w->digest.len,
+		.data = &data, .n_data = job->form == MS_SIG_MLDSA_DATA ? 1 : 0,
 	};
 	struct ms_lanes_result res;
 	uint8_t raw[MS_SIG_MAX];
-	uint8_t sig[MS_SIG_MAX + 16];
-	size_t raw_len = 0, sig_len = 0;
-	struct ms_cms_signer s;
+	size_t raw_len = 0;
+	struct ms_signer_cms c;
 	ms_err err;
 
 	if (job->raw_cms != NULL) {
@@ -97,20 +100,18 @@ ms_cli_module_sign(struct ms_job *job, struct ms_lanes *pool, unsigned lane,
 		ms_cli_error("%s: signing failed: %s", w->path, res.why);
 		return err;
 	}
-	err = ms_cms_sig_encode(ms_signer_key_type(sg), raw, raw_len, sig, sizeof(sig), &sig_len);
-	if (err != MS_OK) {
+	c.req = &req;
+	c.key_type = ms_signer_key_type(sg);
+	c.mldsa = job->mldsa;
+	c.use_skid = job->opts->use_skid;
+	c.sid.p = job->sid;
+	c.sid.len = job->sid_len;
+	c.raw_sig.p = raw;
+	c.raw_sig.len = raw_len;
+	err = ms_signer_signed_data(&c, w->cms, CMS_MAX, &w->cms_len);
+	if (err == MS_E_MALFORMED) {
 		ms_cli_error("%s: the key returned a malformed signature", w->path);
-		return err;
-	}
-	s.hash = job->hash;
-	s.key_type = ms_signer_key_type(sg);
-	s.use_skid = job->opts->use_skid;
-	s.sid.p = job->sid;
-	s.sid.len = job->sid_len;
-	s.sig.p = sig;
-	s.sig.len = sig_len;
-	err = ms_cms_signed_data_encode(&s, w->cms, CMS_MAX, &w->cms_len);
-	if (err != MS_OK) {
+	} else if (err != MS_OK) {
 		ms_cli_error("%s: cannot encode the signature: %s", w->path, ms_err_str(err));
 	}
 	return err;
@@ -163,7 +164,13 @@ ms_cli_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	if (job->raw_cms != NULL) {
 		return MS_OK;
 	}
-	err = ms_app_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest, NULL);
+	if (job->form == MS_SIG_MLDSA_DATA) {
+		/* The key signs the module itself: it crosses to the token whole. */
+		err = ms_app_payload_read(w->mf, w->payload_len, &w->data);
+	} else {
+		err = ms_app_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest,
+					    NULL);
+	}
 	if (err != MS_OK) {
 		say_modfile(w->mf, path, err);
 	}
@@ -225,5 +232,6 @@ ms_cli_module_clear(struct ms_module_work *w)
 		free(w->mf);
 	}
 	free(w->cms);
+	free(w->data);
 	memset(w, 0, sizeof(*w));
 }

@@ -300,7 +300,7 @@ read_key(struct ms_cms_cert *cert)
 	if (t == MBEDTLS_PK_RSA) {
 		cert->type = MS_KEY_RSA;
 		cert->curve = MS_EC_NONE;
-		return ((cert->bits + 7) / 8 > MS_SIG_MAX) ? MS_E_UNSUPPORTED : MS_OK;
+		return ((cert->bits + 7) / 8 > MS_RSA_MAX_BYTES) ? MS_E_UNSUPPORTED : MS_OK;
 	}
 	if (t != MBEDTLS_PK_ECKEY && t != MBEDTLS_PK_ECDSA) {
 		return MS_E_UNSUPPORTED;

@@ -47,8 +47,10 @@ enum ms_ec_curve {
 	MS_EC_P521,
 };
 
-/* Largest signature we handle: RSA-16384 (2048 bytes). */
-#define MS_SIG_MAX 2048
+/* Largest RSA modulus we handle, in bytes: RSA-16384. */
+#define MS_RSA_MAX_BYTES 2048
+/* Largest signature we handle: ML-DSA-87's (FIPS 204, Table 2). */
+#define MS_SIG_MAX 4627
 
 /**
  * ms_cms_hash_from_name() - look up a hash the way sign-file takes its first
@@ -206,6 +208,17 @@ ms_err ms_cms_cert_match_spki(const struct ms_cms_cert *cert, const uint8_t *spk
 ms_err ms_cms_cert_verify(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
 			  const uint8_t *tbs, size_t tbs_len,
 			  const uint8_t *sig, size_t sig_len) MS_MUST_CHECK;
+
+/**
+ * ms_cms_cert_verify_parts() - ms_cms_cert_verify() of a message in
+ * pieces, @msg's @n_msg spans: an ML-DSA signature over their
+ * concatenation (a module verified in place), or for RSA and EC over the
+ * one span (@n_msg 1) that ms_cms_cert_verify() takes as @tbs.
+ * Return: MS_OK, MS_E_MISMATCH, MS_E_ARG.
+ */
+ms_err ms_cms_cert_verify_parts(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
+				const struct ms_span *msg, size_t n_msg, const uint8_t *sig,
+				size_t sig_len) MS_MUST_CHECK;
 
 /**
  * ms_cms_signer_id_encode() - the SignerInfo sid, as one DER TLV:

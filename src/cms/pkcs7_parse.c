@@ -379,7 +379,7 @@ get_signature(struct ms_span *si, struct ms_pkcs7_signer *s, const char **why)
 		}
 		return MS_OK;
 	}
-	if (s->signature.len == 0 || s->signature.len > MS_SIG_MAX) {
+	if (s->signature.len == 0 || s->signature.len > MS_RSA_MAX_BYTES) {
 		return fail(why, MS_E_MALFORMED, "signature empty or longer than 2048 bytes");
 	}
 	return MS_OK;

@@ -120,7 +120,7 @@ rsa_why(const struct ms_cms_cert *cert, enum ms_hash_alg alg, const struct ms_sp
 {
 	mbedtls_rsa_context *rsa = mbedtls_pk_rsa(cert->crt->pk);
 	const struct ms_hash_info *h = ms_hash_info(alg);
-	uint8_t em[MS_SIG_MAX];
+	uint8_t em[MS_RSA_MAX_BYTES];
 	size_t k = mbedtls_rsa_get_len(rsa), ps, t_len;
 	const uint8_t *t = NULL;
 	int a;

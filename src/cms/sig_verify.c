@@ -55,10 +55,10 @@ static ms_err
 load_rsa(const struct ms_cms_cert *cert, struct ms_cert_pub *pub)
 {
 	const mbedtls_rsa_context *rsa = mbedtls_pk_rsa(cert->crt->pk);
-	uint8_t n[MS_SIG_MAX], e[MS_SIG_MAX];
+	uint8_t n[MS_RSA_MAX_BYTES], e[MS_RSA_MAX_BYTES];
 	size_t n_len = mbedtls_rsa_get_len(rsa);
 
-	/* read_key() refused moduli over MS_SIG_MAX bytes. */
+	/* read_key() refused moduli over MS_RSA_MAX_BYTES. */
 	if (n_len == 0 || n_len > sizeof(n)) {
 		return MS_E_UNSUPPORTED;
 	}
@@ -198,6 +198,25 @@ verify_ec(const struct ms_cert_pub *pub, const uint8_t *digest, size_t digest_le
 	ok = ecdsa_verify(&pub->q, digest_len, digest, &rs);
 	dsa_signature_clear(&rs);
 	return ok ? MS_OK : MS_E_MISMATCH;
+}
+
+ms_err
+ms_cms_cert_verify_parts(const struct ms_cms_cert *cert, enum ms_hash_alg alg,
+			 const struct ms_span *msg, size_t n_msg, const uint8_t *sig,
+			 size_t sig_len)
+{
+	if (cert == NULL || cert->pub == NULL || sig == NULL || (msg == NULL && n_msg != 0)) {
+		return MS_E_ARG;
+	}
+	if (cert->type == MS_KEY_MLDSA) {
+		return ms_cms_mldsa_verify(cert->pub->mldsa, cert->pub->mldsa_pk.p,
+					   cert->pub->mldsa_pk.len, NULL, 0, msg, n_msg, sig,
+					   sig_len);
+	}
+	if (n_msg != 1) {
+		return MS_E_ARG;
+	}
+	return ms_cms_cert_verify(cert, alg, msg[0].p, msg[0].len, sig, sig_len);
 }
 
 ms_err

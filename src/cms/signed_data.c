@@ -141,7 +141,7 @@ parts_init(const struct ms_cms_signer *s, enum ms_mldsa_set set, struct ms_span 
 		return MS_E_ARG;
 	}
 	if (s->key_type != MS_KEY_MLDSA &&
-	    (s->sig.p == NULL || s->sig.len == 0 || s->sig.len > MS_SIG_MAX)) {
+	    (s->sig.p == NULL || s->sig.len == 0 || s->sig.len > MS_RSA_MAX_BYTES)) {
 		return MS_E_ARG;
 	}
 	p->version = s->use_skid ? 3 : 1;

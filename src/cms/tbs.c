@@ -129,7 +129,7 @@ rsa_sig_encode(const uint8_t *raw, size_t raw_len, uint8_t *out, size_t cap, siz
 {
 	struct ms_der_out o;
 
-	if (raw == NULL || raw_len == 0 || raw_len > MS_SIG_MAX) {
+	if (raw == NULL || raw_len == 0 || raw_len > MS_RSA_MAX_BYTES) {
 		return MS_E_MALFORMED;
 	}
 	if (out == NULL) {

@@ -39,6 +39,8 @@ attr_name(CK_ATTRIBUTE_TYPE type)
 		return "CKA_EC_POINT";
 	case CKA_PUBLIC_KEY_INFO:
 		return "CKA_PUBLIC_KEY_INFO";
+	case CKA_PARAMETER_SET:
+		return "CKA_PARAMETER_SET";
 	default:
 		return "attribute";
 	}
@@ -363,6 +365,40 @@ optional(ms_err err, bool *is_present)
 	return err == MS_E_NOTFOUND ? MS_OK : err;
 }
 
+/* CKA_PARAMETER_SET of a CKK_ML_DSA key: which of FIPS 204's sets (PKCS#11 3.2). */
+static ms_err
+key_mldsa_set(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
+{
+	CK_ULONG set = 0;
+	ms_err err;
+
+	err = attr_ulong(p11, p11->sess[0].h, key, CKA_PARAMETER_SET, &set, &p11->fail);
+	if (err == MS_E_NOTFOUND) {
+		ms_p11i_fail_set(&p11->fail, "C_GetAttributeValue", CKR_OK,
+				 "the ML-DSA key has no readable CKA_PARAMETER_SET");
+		return MS_E_TOKEN;
+	}
+	if (err != MS_OK) {
+		return err;
+	}
+	switch (set) {
+	case CKP_ML_DSA_44:
+		p11->key_type = MS_P11_KEY_MLDSA44;
+		return MS_OK;
+	case CKP_ML_DSA_65:
+		p11->key_type = MS_P11_KEY_MLDSA65;
+		return MS_OK;
+	case CKP_ML_DSA_87:
+		p11->key_type = MS_P11_KEY_MLDSA87;
+		return MS_OK;
+	default:
+		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK,
+				 "ML-DSA key of parameter set 0x%lx, none of ML-DSA-44, -65, -87",
+				 set);
+		return MS_E_UNSUPPORTED;
+	}
+}
+
 static ms_err
 key_type(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
 {
@@ -380,17 +416,38 @@ key_type(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
 	}
 	if (kt == CKK_RSA) {
 		p11->key_type = MS_P11_KEY_RSA;
+		p11->key_mech = CKM_RSA_PKCS;
 	} else if (kt == CKK_EC) {
 		p11->key_type = MS_P11_KEY_EC;
+		p11->key_mech = CKM_ECDSA;
+	} else if (kt == CKK_ML_DSA) {
+		p11->key_mech = CKM_ML_DSA;
+		return key_mldsa_set(p11, key);
 	} else {
 		ms_p11i_fail_set(&p11->fail, NULL, CKR_OK,
-				 "key type 0x%lx is neither CKK_RSA nor CKK_EC", kt);
+				 "key type 0x%lx is none of CKK_RSA, CKK_EC, CKK_ML_DSA", kt);
 		return MS_E_UNSUPPORTED;
 	}
 	return MS_OK;
 }
 
-/* The length C_Sign must return: r||s for EC, the modulus for RSA. */
+/* FIPS 204, Table 2: an ML-DSA signature's one length per set. */
+static size_t
+mldsa_sig_len(enum ms_p11_key_type type)
+{
+	switch (type) {
+	case MS_P11_KEY_MLDSA44:
+		return 2420;
+	case MS_P11_KEY_MLDSA65:
+		return 3309;
+	case MS_P11_KEY_MLDSA87:
+		return 4627;
+	default:
+		return 0;
+	}
+}
+
+/* The length C_Sign must return: r||s for EC, the modulus for RSA, ML-DSA's set's. */
 static ms_err
 key_sig_len(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
 {
@@ -402,6 +459,10 @@ key_sig_len(struct ms_p11 *p11, CK_OBJECT_HANDLE key)
 
 	p11->key_sig_len = 0;
 	p11->key_ec_widen_len = 0;
+	if (p11->key_mech == CKM_ML_DSA) {
+		p11->key_sig_len = mldsa_sig_len(p11->key_type);
+		return MS_OK;
+	}
 	if (p11->key_type == MS_P11_KEY_EC) {
 		err = attr_get(p11, p11->sess[0].h, key, CKA_EC_PARAMS, buf,
 			       MS_P11I_EC_PARAMS_MAX, &len, &p11->fail);
@@ -676,7 +737,8 @@ static ms_err
 find_public(struct ms_p11 *p11, CK_OBJECT_HANDLE *pub)
 {
 	CK_OBJECT_CLASS cls = CKO_PUBLIC_KEY;
-	CK_KEY_TYPE kt = p11->key_type == MS_P11_KEY_RSA ? CKK_RSA : CKK_EC;
+	CK_KEY_TYPE kt = p11->key_mech == CKM_RSA_PKCS ? CKK_RSA :
+			 p11->key_mech == CKM_ECDSA ? CKK_EC : CKK_ML_DSA;
 	CK_ATTRIBUTE *label = p11_kit_uri_get_attribute(p11->uri, CKA_LABEL);
 	CK_ATTRIBUTE tmpl[4];
 	CK_OBJECT_HANDLE objs[2];
@@ -710,7 +772,7 @@ ms_err
 ms_p11_key_public(struct ms_p11 *p11, struct ms_p11_pubkey *out)
 {
 	CK_OBJECT_HANDLE pub = CK_INVALID_HANDLE;
-	bool is_rsa, has_pub = false;
+	bool is_rsa, is_ec, has_pub = false;
 	ms_err err = MS_E_INTERNAL;
 
 	if (p11 == NULL || out == NULL || !p11->has_key) {
@@ -718,11 +780,14 @@ ms_p11_key_public(struct ms_p11 *p11, struct ms_p11_pubkey *out)
 	}
 	memset(out, 0, sizeof(*out));
 	is_rsa = p11->key_type == MS_P11_KEY_RSA;
-	err = is_rsa ? read_rsa(p11, p11->key, out) : read_ec(p11, p11->key, out);
+	is_ec = p11->key_type == MS_P11_KEY_EC;
+	/* ML-DSA shows its public half as CKA_PUBLIC_KEY_INFO only. */
+	err = is_rsa ? read_rsa(p11, p11->key, out) : is_ec ? read_ec(p11, p11->key, out) : MS_OK;
 	if (err == MS_OK) {
 		err = read_spki(p11, p11->key, out);
 	}
-	if (err != MS_OK || (out->has_spki && (is_rsa ? out->has_rsa : out->has_ec))) {
+	if (err != MS_OK ||
+	    (out->has_spki && (is_rsa ? out->has_rsa : is_ec ? out->has_ec : true))) {
 		goto out;
 	}
 	err = optional(find_public(p11, &pub), &has_pub);
@@ -731,7 +796,7 @@ ms_p11_key_public(struct ms_p11 *p11, struct ms_p11_pubkey *out)
 	}
 	if (is_rsa && !out->has_rsa) {
 		err = read_rsa(p11, pub, out);
-	} else if (!is_rsa && !out->has_ec) {
+	} else if (is_ec && !out->has_ec) {
 		err = read_ec(p11, pub, out);
 	}
 	if (err == MS_OK && !out->has_spki) {

@@ -25,6 +25,10 @@ struct ms_p11_fail {
 enum ms_p11_key_type {
 	MS_P11_KEY_RSA = 1,
 	MS_P11_KEY_EC,
+	/* PKCS#11 3.2 CKK_ML_DSA, by its CKA_PARAMETER_SET (FIPS 204) */
+	MS_P11_KEY_MLDSA44,
+	MS_P11_KEY_MLDSA65,
+	MS_P11_KEY_MLDSA87,
 };
 
 /*
@@ -44,7 +48,7 @@ struct ms_p11_pubkey {
 	uint8_t ec_point[160];	/* CKA_EC_POINT as the token returns it */
 	size_t ec_point_len;
 	bool has_spki;		/* CKA_PUBLIC_KEY_INFO, DER SubjectPublicKeyInfo */
-	uint8_t spki[2048];
+	uint8_t spki[2688];	/* up to ML-DSA-87's: 2592 bytes of key and 22 of DER */
 	size_t spki_len;
 };
 
@@ -240,9 +244,11 @@ ms_err ms_p11_session_add(struct ms_p11 *p11, unsigned *index) MS_MUST_CHECK;
  * ms_p11_sign() - one C_SignInit + C_Sign on session @session with the found
  * key: CKM_RSA_PKCS over @tbs (a DigestInfo) or CKM_ECDSA over @tbs (a
  * digest; one shorter than the curve's order is left-padded with zeros to
- * 32, 48 or 64 bytes, which keeps its value: sign.c says why), after a
+ * 32, 48 or 64 bytes, which keeps its value: sign.c says why) or CKM_ML_DSA
+ * over @tbs (the message: pure ML-DSA, hedged, the empty context), after a
  * context-specific login when the key needs one. RSA gives
- * modulus-length bytes, EC gives r||s. Different sessions may be used from
+ * modulus-length bytes, EC gives r||s, ML-DSA its set's signature length.
+ * Different sessions may be used from
  * different threads at once; the failure of a call on session @session is
  * kept for ms_p11_session_fail().
  * Return: MS_OK, MS_E_TOKEN, MS_E_PIN, MS_E_NOSPACE, MS_E_MALFORMED (token
@@ -265,6 +271,19 @@ bool ms_p11_rv_is_session_loss(unsigned long rv);
  * open new sessions on it is the caller's policy.
  */
 bool ms_p11_rv_is_token_loss(unsigned long rv);
+
+/**
+ * ms_p11_sign_parts() - as ms_p11_sign() for an ML-DSA key and a message of
+ * any length, the concatenation of @parts (none for the empty message):
+ * C_SignUpdate in pieces of at most 1 MiB and C_SignFinal, so that a
+ * module crosses to the token without a copy; one C_Sign when it fits in
+ * one piece, or when the token refuses C_SignUpdate and the message is one
+ * part. A @sig of NULL asks for the length.
+ * Return: as ms_p11_sign(); MS_E_ARG for a key other than ML-DSA (its
+ * mechanisms are single-part).
+ */
+ms_err ms_p11_sign_parts(struct ms_p11 *p11, unsigned session, const struct ms_span *parts,
+			 size_t n_parts, uint8_t *sig, size_t cap, size_t *sig_len) MS_MUST_CHECK;
 
 /**
  * ms_p11_session_recover() - after a session loss on @session (or a token

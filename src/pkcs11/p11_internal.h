@@ -19,6 +19,7 @@
 #include <p11-kit/uri.h>
 
 #include "p11.h"
+#include "pkcs11_v32.h"
 
 /* CK_ULONG and size_t convert only in src/pkcs11/, and losslessly. */
 _Static_assert(sizeof(CK_ULONG) >= sizeof(size_t), "CK_ULONG narrower than size_t");
@@ -35,8 +36,10 @@ _Static_assert(sizeof(CK_ULONG) >= sizeof(size_t), "CK_ULONG narrower than size_
 #define MS_P11I_CERT_MAX (64u * 1024u)
 #define MS_P11I_MODULUS_MAX 1024	/* RSA-8192, as struct ms_p11_pubkey */
 #define MS_P11I_EC_PARAMS_MAX 128	/* as struct ms_p11_pubkey */
-/* Longest data we hand to C_Sign: a DigestInfo or a digest. */
+/* Longest data we hand to C_Sign: a DigestInfo, a digest or ML-DSA's signed attributes. */
 #define MS_P11I_TBS_MAX 1024
+/* Longest part handed to one C_SignUpdate: a module crosses to the token in parts. */
+#define MS_P11I_PART_MAX (1024u * 1024u)
 
 /* One module selected by the URI and whether we initialised it ourselves. */
 struct ms_p11i_module {
@@ -92,6 +95,7 @@ struct ms_p11 {
 	enum ms_p11_key_type key_type;
 	bool key_always_auth;
 	size_t key_sig_len;		/* expected C_Sign length; 0 unknown (RSA only) */
+	CK_MECHANISM_TYPE key_mech;	/* CKM_RSA_PKCS, CKM_ECDSA or CKM_ML_DSA */
 	size_t key_ec_widen_len;	/* EC: shorter digests are left-padded to this */
 	uint8_t key_id[MS_P11I_ID_MAX];
 	size_t key_id_len;

@@ -89,13 +89,8 @@ context_login(struct ms_p11 *p11, struct ms_p11i_session *s)
 
 /* Checks made before any call, so that a refused request costs nothing. */
 static ms_err
-sign_precheck(struct ms_p11 *p11, struct ms_p11i_session *s, size_t tbs_len, size_t cap)
+sign_precheck(struct ms_p11 *p11, struct ms_p11i_session *s, size_t cap)
 {
-	if (tbs_len == 0 || tbs_len > MS_P11I_TBS_MAX) {
-		ms_p11i_fail_set(&s->fail, NULL, CKR_OK, "%zu bytes to sign; expected 1 to %d",
-				 tbs_len, MS_P11I_TBS_MAX);
-		return MS_E_ARG;
-	}
 	if (p11->key_sig_len != 0 && cap < p11->key_sig_len) {
 		ms_p11i_fail_set(&s->fail, NULL, CKR_OK,
 				 "signature needs %zu bytes, buffer has %zu", p11->key_sig_len,
@@ -136,7 +131,7 @@ ec_widen(const struct ms_p11 *p11, const uint8_t **tbs, size_t *tbs_len, uint8_t
 {
 	size_t want = p11->key_ec_widen_len;
 
-	if (p11->key_type != MS_P11_KEY_EC || *tbs_len >= want || want > cap) {
+	if (p11->key_mech != CKM_ECDSA || *tbs_len >= want || want > cap) {
 		return;
 	}
 	memset(buf, 0, want - *tbs_len);
@@ -163,42 +158,20 @@ sign_check(struct ms_p11 *p11, struct ms_p11i_session *s, CK_ULONG got, size_t c
 	return MS_OK;
 }
 
-ms_err
-ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs_len,
-	    uint8_t *sig, size_t cap, size_t *sig_len)
+/*
+ * C_SignInit with the key's mechanism (CKM_ML_DSA without a parameter:
+ * hedged, the empty context, as the kernel verifies), then the
+ * context-specific login of a key that wants one.
+ */
+static ms_err
+sign_begin(struct ms_p11 *p11, struct ms_p11i_session *s)
 {
-	struct ms_p11i_session *s = NULL;
-	CK_MECHANISM mech = { .mechanism = CKM_RSA_PKCS, .pParameter = NULL,
+	CK_MECHANISM mech = { .mechanism = p11->key_mech, .pParameter = NULL,
 			      .ulParameterLen = 0 };
-	CK_OBJECT_HANDLE key = CK_INVALID_HANDLE;
-	uint8_t wide[64];
-	CK_ULONG got = 0;
-	ms_err err = MS_E_INTERNAL;
+	CK_OBJECT_HANDLE key = sign_key(p11, s);
+	ms_err err;
 	CK_RV rv;
 
-	if (p11 == NULL || sig_len == NULL || session >= p11->n_sess) {
-		return MS_E_ARG;
-	}
-	s = &p11->sess[session];
-	ms_p11i_fail_clear(&s->fail);
-	if (!p11->has_key || !s->is_open || tbs == NULL) {
-		ms_p11i_fail_set(&s->fail, NULL, CKR_OK, "no key found, or no data to sign");
-		return MS_E_ARG;
-	}
-	if (sig == NULL) {
-		/* Size query: exact when known, else our ceiling. */
-		*sig_len = p11->key_sig_len != 0 ? p11->key_sig_len : MS_P11I_MODULUS_MAX;
-		return MS_OK;
-	}
-	err = sign_precheck(p11, s, tbs_len, cap);
-	if (err != MS_OK) {
-		return err;
-	}
-	if (p11->key_type == MS_P11_KEY_EC) {
-		mech.mechanism = CKM_ECDSA;
-		ec_widen(p11, &tbs, &tbs_len, wide, sizeof(wide));
-	}
-	key = sign_key(p11, s);
 	rv = p11->fl->C_SignInit(s->h, &mech, key);
 	if ((rv == CKR_KEY_HANDLE_INVALID || rv == CKR_OBJECT_HANDLE_INVALID) &&
 	    key == s->key_copy) {
@@ -217,17 +190,25 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 			return err;
 		}
 	}
-	got = (CK_ULONG)cap;
-	rv = call_sign(p11, s->h, tbs, tbs_len, sig, &got);
+	return MS_OK;
+}
+
+/* What C_Sign or C_SignFinal (@call) returned, judged. */
+static ms_err
+sign_end(struct ms_p11 *p11, struct ms_p11i_session *s, const char *call, CK_RV rv,
+	 CK_ULONG got, size_t cap, size_t *sig_len)
+{
+	ms_err err;
+
 	if (rv == CKR_BUFFER_TOO_SMALL) {
 		/* Leaves the operation active (PKCS#11 3.0, 5.2). */
-		ms_p11i_fail_set(&s->fail, "C_Sign", rv,
-				 "signature needs %lu bytes, buffer has %zu", got, cap);
+		ms_p11i_fail_set(&s->fail, call, rv, "signature needs %lu bytes, buffer has %zu",
+				 got, cap);
 		session_reset(p11, s);
 		return MS_E_NOSPACE;
 	}
 	if (rv != CKR_OK) {
-		ms_p11i_fail_set(&s->fail, "C_Sign", rv, "token \"%s\"", p11->token_label);
+		ms_p11i_fail_set(&s->fail, call, rv, "token \"%s\"", p11->token_label);
 		return MS_E_TOKEN;
 	}
 	err = sign_check(p11, s, got, cap);
@@ -236,6 +217,155 @@ ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs
 	}
 	*sig_len = (size_t)got;
 	return MS_OK;
+}
+
+/* The session @session of @p11 ready to sign, or NULL with the failure set. */
+static struct ms_p11i_session *
+sign_session(struct ms_p11 *p11, unsigned session, bool has_data, uint8_t *sig, size_t *sig_len)
+{
+	struct ms_p11i_session *s;
+
+	if (p11 == NULL || sig_len == NULL || session >= p11->n_sess) {
+		return NULL;
+	}
+	s = &p11->sess[session];
+	ms_p11i_fail_clear(&s->fail);
+	if (!p11->has_key || !s->is_open || !has_data) {
+		ms_p11i_fail_set(&s->fail, NULL, CKR_OK, "no key found, or no data to sign");
+		return NULL;
+	}
+	if (sig == NULL) {
+		/* Size query: exact when known, else our ceiling. */
+		*sig_len = p11->key_sig_len != 0 ? p11->key_sig_len : MS_P11I_MODULUS_MAX;
+	}
+	return s;
+}
+
+ms_err
+ms_p11_sign(struct ms_p11 *p11, unsigned session, const uint8_t *tbs, size_t tbs_len,
+	    uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	struct ms_p11i_session *s = sign_session(p11, session, tbs != NULL, sig, sig_len);
+	uint8_t wide[64];
+	CK_ULONG got = 0;
+	ms_err err;
+	CK_RV rv;
+
+	if (s == NULL || sig == NULL) {
+		return s == NULL ? MS_E_ARG : MS_OK;
+	}
+	if (tbs_len == 0 || tbs_len > MS_P11I_TBS_MAX) {
+		ms_p11i_fail_set(&s->fail, NULL, CKR_OK, "%zu bytes to sign; expected 1 to %d",
+				 tbs_len, MS_P11I_TBS_MAX);
+		return MS_E_ARG;
+	}
+	err = sign_precheck(p11, s, cap);
+	if (err != MS_OK) {
+		return err;
+	}
+	ec_widen(p11, &tbs, &tbs_len, wide, sizeof(wide));
+	err = sign_begin(p11, s);
+	if (err != MS_OK) {
+		return err;
+	}
+	got = (CK_ULONG)cap;
+	rv = call_sign(p11, s->h, tbs, tbs_len, sig, &got);
+	return sign_end(p11, s, "C_Sign", rv, got, cap, sig_len);
+}
+
+/*
+ * The one wrapper that casts a part's const away: C_SignUpdate takes a
+ * CK_BYTE_PTR but only reads it (PKCS#11 3.0, 5.11). @len is at most
+ * MS_P11I_PART_MAX.
+ */
+static CK_RV
+call_sign_update(struct ms_p11 *p11, CK_SESSION_HANDLE h, const uint8_t *part, size_t len)
+{
+	CK_BYTE *data = (CK_BYTE *)(uintptr_t)(const void *)part;
+
+	return p11->fl->C_SignUpdate(h, data, (CK_ULONG)len);
+}
+
+/* C_SignUpdate over @parts in pieces of at most MS_P11I_PART_MAX bytes, then C_SignFinal. */
+static ms_err
+sign_multipart(struct ms_p11 *p11, struct ms_p11i_session *s, const struct ms_span *parts,
+	       size_t n, uint8_t *sig, size_t cap, size_t *sig_len, CK_RV *update_rv)
+{
+	CK_ULONG got = (CK_ULONG)cap;
+	size_t i, off, len;
+	ms_err err;
+	CK_RV rv;
+
+	*update_rv = CKR_OK;
+	err = sign_begin(p11, s);
+	if (err != MS_OK) {
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		for (off = 0; off < parts[i].len; off += len) {
+			len = parts[i].len - off;
+			len = len > MS_P11I_PART_MAX ? MS_P11I_PART_MAX : len;
+			rv = call_sign_update(p11, s->h, parts[i].p + off, len);
+			if (rv != CKR_OK) {
+				/* An error ends the operation (PKCS#11 3.0, 5.11). */
+				*update_rv = rv;
+				ms_p11i_fail_set(&s->fail, "C_SignUpdate", rv, "token \"%s\"",
+						 p11->token_label);
+				return MS_E_TOKEN;
+			}
+		}
+	}
+	rv = p11->fl->C_SignFinal(s->h, sig, &got);
+	return sign_end(p11, s, "C_SignFinal", rv, got, cap, sig_len);
+}
+
+ms_err
+ms_p11_sign_parts(struct ms_p11 *p11, unsigned session, const struct ms_span *parts,
+		  size_t n_parts, uint8_t *sig, size_t cap, size_t *sig_len)
+{
+	struct ms_p11i_session *s = sign_session(p11, session, parts != NULL || n_parts == 0,
+						 sig, sig_len);
+	static const uint8_t none[1];
+	CK_ULONG got = (CK_ULONG)cap;
+	CK_RV update_rv = CKR_OK, rv;
+	ms_err err;
+
+	if (s == NULL || sig == NULL) {
+		return s == NULL ? MS_E_ARG : MS_OK;
+	}
+	if (p11->key_mech != CKM_ML_DSA) {
+		/* CKM_RSA_PKCS and CKM_ECDSA are single-part mechanisms. */
+		ms_p11i_fail_set(&s->fail, NULL, CKR_OK,
+				 "only an ML-DSA key signs a message in parts");
+		return MS_E_ARG;
+	}
+	err = sign_precheck(p11, s, cap);
+	if (err != MS_OK) {
+		return err;
+	}
+	/* Up to one part, or a token that signs in one part only: one C_Sign. */
+	if (n_parts <= 1 && (n_parts == 0 || parts[0].len <= MS_P11I_PART_MAX)) {
+		err = sign_begin(p11, s);
+		if (err != MS_OK) {
+			return err;
+		}
+		rv = call_sign(p11, s->h, n_parts == 0 ? none : parts[0].p,
+			       n_parts == 0 ? 0 : parts[0].len, sig, &got);
+		return sign_end(p11, s, "C_Sign", rv, got, cap, sig_len);
+	}
+	err = sign_multipart(p11, s, parts, n_parts, sig, cap, sig_len, &update_rv);
+	if (err == MS_E_TOKEN && n_parts == 1 &&
+	    (update_rv == CKR_FUNCTION_NOT_SUPPORTED || update_rv == CKR_MECHANISM_INVALID ||
+	     update_rv == CKR_KEY_FUNCTION_NOT_PERMITTED)) {
+		err = sign_begin(p11, s);
+		if (err != MS_OK) {
+			return err;
+		}
+		got = (CK_ULONG)cap;
+		rv = call_sign(p11, s->h, parts[0].p, parts[0].len, sig, &got);
+		return sign_end(p11, s, "C_Sign", rv, got, cap, sig_len);
+	}
+	return err;
 }
 
 const struct ms_p11_fail *

@@ -239,6 +239,13 @@ static ms_err
 agent_sign(struct ms_signer *base, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
 	   size_t cap, size_t *sig_len)
 {
+	/*
+	 * An agent signs module digests only: for an ML-DSA key the signed
+	 * attributes holding one, never the module itself.
+	 */
+	if (req->form == MS_SIG_MLDSA_DATA) {
+		return MS_E_ARG;
+	}
 	return agent_sign_digest((struct agent_signer *)base, lane, req->alg, req->digest,
 				 req->digest_len, req->label, sig, cap, sig_len);
 }

@@ -22,7 +22,7 @@
 
 #include "signer_internal.h"
 
-/* Largest modulus read: RSA-16384, as MS_SIG_MAX. */
+/* Largest modulus read: RSA-16384, as MS_RSA_MAX_BYTES. */
 #define PART_MAX (16384 / 8)
 
 struct ms_hogweed_key {

@@ -20,25 +20,105 @@
 struct ms_signer;
 struct ms_p11;
 
-/* What to sign: a module's digest. The signer builds what its key signs. */
+/*
+ * What a module's signature covers, which decides what the key signs
+ * (ms_signer_req_message()). The kernel takes an ML-DSA signature in either
+ * form (crypto/asymmetric_keys/pkcs7_parser.c).
+ */
+enum ms_sig_form {
+	MS_SIG_DIGEST = 0,	/* RSA, EC: the module's digest (RSA: its DigestInfo) */
+	/*
+	 * ML-DSA, sign-file 7.2 with OpenSSL 3.5/3.6: the DER signed
+	 * attributes holding the module's SHA-512 digest
+	 * (ms_cms_mldsa_attrs_encode()); the kernel needs
+	 * CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA for them.
+	 */
+	MS_SIG_MLDSA_ATTRS,
+	/* ML-DSA, what the kernel takes by default: the module itself (@data) */
+	MS_SIG_MLDSA_DATA,
+};
+
+/* What to sign: a module's digest, or for ML-DSA the module itself. */
 struct ms_signer_req {
+	enum ms_sig_form form;
 	enum ms_hash_alg alg;
-	const uint8_t *digest;	/* ms_cms_hash_size(alg) bytes, owned by the caller */
-	size_t digest_len;
+	const uint8_t *digest;	/* ms_cms_hash_size(alg) bytes, owned by the caller; */
+	size_t digest_len;	/* NULL and 0 for MS_SIG_MLDSA_DATA */
+	/* MS_SIG_MLDSA_DATA: the module's payload, the concatenation of @n_data spans */
+	const struct ms_span *data;
+	size_t n_data;
 	const char *label;	/* the module's path, for an audit trail; may be NULL */
 };
 
 /**
- * ms_signer_sign() - sign @req's digest on @lane: RSA PKCS#1 v1.5 over its
- * DigestInfo, ECDSA over the digest.
+ * ms_signer_sign() - sign @req on @lane: RSA PKCS#1 v1.5 over the digest's
+ * DigestInfo, ECDSA over the digest, pure ML-DSA over the message
+ * ms_signer_req_message() names.
  * @sig, @cap, @sig_len: caller's buffer; the raw signature: modulus-size
- * bytes for RSA, r||s for EC (ms_cms_sig_encode() makes the DER).
+ * bytes for RSA, r||s for EC (ms_cms_sig_encode() makes the DER), the
+ * set's signature length for ML-DSA (the CMS holds it as it is).
  * Return: MS_OK; MS_E_ARG (lane out of range, digest length not the
- * hash's), MS_E_NOSPACE, MS_E_TOKEN and others on failure
- * (ms_signer_describe() says what failed). @sig is then unspecified.
+ * hash's, a form that is not the key's: see ms_signer_req_check()),
+ * MS_E_NOSPACE, MS_E_TOKEN and others on failure (ms_signer_describe()
+ * says what failed). @sig is then unspecified.
  */
 ms_err ms_signer_sign(struct ms_signer *s, unsigned lane, const struct ms_signer_req *req,
 		      uint8_t *sig, size_t cap, size_t *sig_len) MS_MUST_CHECK;
+
+/**
+ * ms_signer_req_check() - whether @req is well formed for a key of @type:
+ * MS_SIG_DIGEST for RSA and EC with a digest of its hash's length;
+ * MS_SIG_MLDSA_ATTRS for ML-DSA with a SHA-512 digest; MS_SIG_MLDSA_DATA
+ * for ML-DSA with spans (any number, each with bytes or empty).
+ * Return: MS_OK or MS_E_ARG.
+ */
+ms_err ms_signer_req_check(enum ms_key_type type, const struct ms_signer_req *req) MS_MUST_CHECK;
+
+/*
+ * What a key signs for one request (ms_signer_req_message()): pieces of
+ * the message; small ones (a DigestInfo, a digest, the signed attributes)
+ * are built in @buf.
+ */
+struct ms_signer_msg {
+	uint8_t buf[128];
+	struct ms_span parts[1];	/* MS_SIG_DIGEST, MS_SIG_MLDSA_ATTRS: one, in buf */
+	const struct ms_span *spans;	/* the message: parts, or the request's data */
+	size_t n_spans;
+};
+
+/**
+ * ms_signer_req_message() - the bytes a key of @type signs for @req (which
+ * ms_signer_req_check() accepted), the one definition for the signers and
+ * for the check of what they return: the DigestInfo (RSA), the digest
+ * (EC), the DER signed attributes (MS_SIG_MLDSA_ATTRS) or the module
+ * (MS_SIG_MLDSA_DATA, @req's spans, not copied: @m points at them).
+ * Return: MS_OK, MS_E_ARG.
+ */
+ms_err ms_signer_req_message(enum ms_key_type type, const struct ms_signer_req *req,
+			     struct ms_signer_msg *m) MS_MUST_CHECK;
+
+/* A signature made for a request, and who made it, for ms_signer_signed_data(). */
+struct ms_signer_cms {
+	const struct ms_signer_req *req;	/* what was signed */
+	enum ms_key_type key_type;
+	enum ms_mldsa_set mldsa;	/* ML-DSA: the certificate's set */
+	bool use_skid;			/* sid is a subjectKeyIdentifier */
+	struct ms_span sid;		/* from ms_cms_signer_id_encode() */
+	struct ms_span raw_sig;		/* as ms_signer_sign() returned it */
+};
+
+/**
+ * ms_signer_signed_data() - the ContentInfo holding the detached
+ * SignedData of a module signature, as the kernel's sign-file writes it
+ * for that key: ms_cms_signed_data_encode() for RSA and EC (the raw
+ * signature made DER where CMS wants it), ms_cms_signed_data_encode_mldsa()
+ * for ML-DSA, with the signed attributes the key signed for
+ * MS_SIG_MLDSA_ATTRS. @out NULL asks for the size.
+ * Return: MS_OK; MS_E_MALFORMED (the raw signature is not one the key's
+ * kind or set makes), MS_E_ARG, MS_E_NOSPACE, MS_E_INTERNAL.
+ */
+ms_err ms_signer_signed_data(const struct ms_signer_cms *c, uint8_t *out, size_t cap,
+			     size_t *out_len) MS_MUST_CHECK;
 
 /**
  * ms_signer_match_cert() - whether the key is @cert's. Uses lane 0.
@@ -109,7 +189,7 @@ void ms_signer_describe(const struct ms_signer *s, unsigned lane, char *buf, siz
  */
 void ms_signer_name(const struct ms_signer *s, char *buf, size_t cap);
 
-/* ms_signer_key_type() - MS_KEY_RSA or MS_KEY_EC. */
+/* ms_signer_key_type() - MS_KEY_RSA, MS_KEY_EC or MS_KEY_MLDSA (a token's). */
 enum ms_key_type ms_signer_key_type(const struct ms_signer *s);
 
 /* ms_signer_lanes() - how many lanes: valid lanes are 0 .. n-1. */

@@ -17,22 +17,26 @@ struct token_signer {
 	struct ms_p11_pubkey pub;
 };
 
-/* CKM_RSA_PKCS over the DigestInfo built here, or CKM_ECDSA over the digest. */
+/*
+ * CKM_RSA_PKCS over the DigestInfo built here, CKM_ECDSA over the digest,
+ * or CKM_ML_DSA over the signed attributes or the module, in parts.
+ */
 static ms_err
 tok_sign(struct ms_signer *base, unsigned lane, const struct ms_signer_req *req, uint8_t *sig,
 	 size_t cap, size_t *sig_len)
 {
 	struct token_signer *ps = (struct token_signer *)base;
-	uint8_t tbs[MS_SIGNER_TBS_MAX];
-	size_t tbs_len = 0;
+	struct ms_signer_msg m;
 	ms_err err;
 
-	err = ms_cms_tbs_encode(base->type, req->alg, req->digest, req->digest_len, tbs,
-				sizeof(tbs), &tbs_len);
+	err = ms_signer_req_message(base->type, req, &m);
 	if (err != MS_OK) {
 		return err;
 	}
-	return ms_p11_sign(ps->p11, lane, tbs, tbs_len, sig, cap, sig_len);
+	if (base->type == MS_KEY_MLDSA) {
+		return ms_p11_sign_parts(ps->p11, lane, m.spans, m.n_spans, sig, cap, sig_len);
+	}
+	return ms_p11_sign(ps->p11, lane, m.spans[0].p, m.spans[0].len, sig, cap, sig_len);
 }
 
 /* Sign a fixed digest and verify it with the certificate's key. */
@@ -45,8 +49,18 @@ match_by_test_signature(struct token_signer *ps, const struct ms_cms_cert *cert)
 	uint8_t tbs[MS_SIGNER_TBS_MAX];
 	uint8_t sig[MS_SIG_MAX];
 	size_t digest_len = 0, tbs_len = 0, sig_len = 0;
+	const struct ms_span msg = { (const uint8_t *)probe, sizeof(probe) - 1 };
 	ms_err err = MS_E_INTERNAL;
 
+	if (ps->base.type == MS_KEY_MLDSA) {
+		/* Pure ML-DSA signs the message itself. */
+		err = ms_p11_sign_parts(ps->p11, 0, &msg, 1, sig, sizeof(sig), &sig_len);
+		if (err == MS_OK) {
+			err = ms_cms_cert_verify(cert, MS_HASH_SHA512, msg.p, msg.len, sig,
+						 sig_len);
+		}
+		return err;
+	}
 	err = ms_cms_digest_new(MS_HASH_SHA256, &d);
 	if (err != MS_OK) {
 		goto out;
@@ -245,7 +259,8 @@ ms_signer_token_new(struct ms_p11 *p11, struct ms_signer **out)
 	if (err != MS_OK) {
 		goto out;
 	}
-	ps->base.type = kt == MS_P11_KEY_RSA ? MS_KEY_RSA : MS_KEY_EC;
+	ps->base.type = kt == MS_P11_KEY_RSA ? MS_KEY_RSA : kt == MS_P11_KEY_EC ? MS_KEY_EC :
+			MS_KEY_MLDSA;
 	err = ms_p11_key_public(p11, &ps->pub);
 	if (err != MS_OK) {
 		goto out;

@@ -12,18 +12,7 @@
 t_setup
 # shellcheck source=tests/lib/tok_mldsa.sh
 . "$TOP/tests/lib/tok_mldsa.sh"
-why=$(mldsa_missing)
-if [ -n "$why" ]; then
-	t_skip "ML-DSA token and sign-file 7.2" "$why"
-	t_done
-	exit
-fi
-tok=$T/tokens/mldsa
-if ! mldsa_start "$tok" "$PIN"; then
-	t_fail "ML-DSA token set up (build/mldsatoken.so, keys)" "$(tail -n 20 "$tok/setup.log")"
-	t_done
-	exit 1
-fi
+mldsa_test_token "ML-DSA token and sign-file 7.2"
 t_pass "ML-DSA token set up: ML-DSA-44, -65 and -87 keys and certificates"
 "$TOP/tests/lib/mkmodule.sh" "$T/mods" 1 64 >/dev/null
 mod=$T/mods/mod000.ko

@@ -17,6 +17,10 @@
 #                            $T/tokens/, which the secret scan skips).
 #                            Exports MLDSATOKEN_DIR=DIR. Non-zero on failure,
 #                            with the reason in DIR/setup.log
+#   mldsa_test_token WHAT    in a test after t_setup: the script skips
+#                            WHAT (one counted SKIP) when mldsa_missing
+#                            says why, fails when the token cannot be made,
+#                            else has a token in $tok ($T/tokens/mldsa)
 #   mldsa_uri LABEL          the URI of key LABEL through the module
 # Set on sourcing: PQ_CACHE, PQ_OPENSSL (its bin/openssl), PQ_SIGNFILE
 # (its sign-file 7.2, which may be absent), MLDSA_MODULE, MLDSA_SIGN (the
@@ -59,6 +63,22 @@ mldsa_start() {
 				-out "$dir/$label.pub.pem" >>"$dir/setup.log" 2>&1 || return 1
 	done
 	export MLDSATOKEN_DIR=$dir
+}
+
+mldsa_test_token() {
+	local why
+	why=$(mldsa_missing)
+	if [ -n "$why" ]; then
+		t_skip "$1" "$why"
+		t_done
+		exit 0
+	fi
+	tok=$T/tokens/mldsa
+	if ! mldsa_start "$tok" "$PIN"; then
+		t_fail "ML-DSA token set up (build/mldsatoken.so, keys)" "$(tail -n 20 "$tok/setup.log")"
+		t_done
+		exit 1
+	fi
 }
 
 mldsa_uri() {

@@ -275,15 +275,12 @@ out:
 	return ok;
 }
 
-/* read_line: the first line of @dir/@name into @buf (at most @cap - 1 bytes). */
-static bool
-read_line(const char *dir, const char *name, char *buf, size_t cap, size_t *len)
+bool
+mt_read_line(const char *path, char *buf, size_t cap, size_t *len)
 {
-	char path[4096];
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "r");
 	if (f == NULL) {
 		return false;
@@ -296,6 +293,16 @@ read_line(const char *dir, const char *name, char *buf, size_t cap, size_t *len)
 	buf[n] = '\0';
 	*len = n;
 	return true;
+}
+
+/* read_line: mt_read_line() of @dir/@name. */
+static bool
+read_line(const char *dir, const char *name, char *buf, size_t cap, size_t *len)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return mt_read_line(path, buf, cap, len);
 }
 
 static int
@@ -352,6 +359,9 @@ mt_token_load(struct mt_token *tok, const char *dir)
 	memset(tok, 0, sizeof(*tok));
 	if (!read_line(dir, "label", tok->label, sizeof(tok->label), &len)) {
 		strcpy(tok->label, "mldsa-test");
+	}
+	if (!read_line(dir, "serial", tok->serial, sizeof(tok->serial), &len)) {
+		strcpy(tok->serial, "0001");
 	}
 	if (!read_line(dir, "pin", pin, sizeof(pin), &len) || len == 0 ||
 	    len > sizeof(tok->pin)) {

@@ -9,7 +9,7 @@
 #include <p11-kit/pkcs11.h>
 #include <openssl/evp.h>
 
-#include "pkcs11_v32.h"
+#include "../../src/pkcs11/pkcs11_v32.h"
 
 /* Only C_GetFunctionList leaves the shared object. */
 #pragma GCC visibility push(hidden)
@@ -43,6 +43,7 @@ struct mt_object {
 
 struct mt_token {
 	char label[33];
+	char serial[17];
 	unsigned char pin[64];
 	size_t pin_len;
 	struct mt_key keys[MT_KEYS_MAX];
@@ -70,6 +71,9 @@ const struct mt_attr *mt_attr_find(const struct mt_object *obj, CK_ATTRIBUTE_TYP
  * private key and context string @ctx; hedged unless @deterministic.
  * @sig holds @key->sig_len bytes; *@sig_len receives the length written.
  */
+/* mt_read_line: the first line of file @path, without its end, into @buf (at most @cap - 1 bytes). */
+bool mt_read_line(const char *path, char *buf, size_t cap, size_t *len);
+
 CK_RV mt_key_sign(const struct mt_key *key, bool deterministic, const unsigned char *ctx,
 		  size_t ctx_len, const unsigned char *msg, size_t msg_len, unsigned char *sig,
 		  size_t *sig_len);

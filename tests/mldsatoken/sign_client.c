@@ -24,7 +24,7 @@
 
 #include <p11-kit/pkcs11.h>
 
-#include "pkcs11_v32.h"
+#include "../../src/pkcs11/pkcs11_v32.h"
 
 #define MAX_FILE (64UL << 20)
 

@@ -5,6 +5,9 @@
  * here and in sign.c runs under the lock its entry point in mldsatoken.c
  * holds.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +83,31 @@ logout_if_idle(void)
 	mt_logged_in = false;
 }
 
+/*
+ * A copy of the module (cp build/mldsatoken.so x.so) reads its directory
+ * from x.so.dir when that file exists, so that one process can load two
+ * tokens (modsign --key), as slowtoken's copies read x.so.conf.
+ */
+static bool
+copy_dir(char *buf, size_t cap)
+{
+	Dl_info info;
+	char path[4096];
+	size_t len = 0;
+
+	if (dladdr((void *)(uintptr_t)mt_initialize, &info) == 0 || info.dli_fname == NULL ||
+	    snprintf(path, sizeof(path), "%s.dir", info.dli_fname) >= (int)sizeof(path)) {
+		return false;
+	}
+	return mt_read_line(path, buf, cap, &len) && len > 0;
+}
+
 CK_RV
 mt_initialize(CK_VOID_PTR a)
 {
 	CK_C_INITIALIZE_ARGS *args = a;
 	const char *dir = NULL;
+	static char own[4096];
 
 	if (mt_initialized) {
 		return CKR_CRYPTOKI_ALREADY_INITIALIZED;
@@ -92,6 +115,8 @@ mt_initialize(CK_VOID_PTR a)
 	/* p11-kit passes a module config's x-init-reserved as pReserved. */
 	if (args != NULL && args->pReserved != NULL) {
 		dir = args->pReserved;
+	} else if (copy_dir(own, sizeof(own))) {
+		dir = own;
 	} else {
 		dir = getenv("MLDSATOKEN_DIR");
 	}
@@ -193,7 +218,7 @@ mt_get_token_info(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 	pad(info->label, sizeof(info->label), mt_tok.label);
 	pad(info->manufacturerID, sizeof(info->manufacturerID), "modsign tests");
 	pad(info->model, sizeof(info->model), "mldsatoken");
-	pad(info->serialNumber, sizeof(info->serialNumber), "0001");
+	pad(info->serialNumber, sizeof(info->serialNumber), mt_tok.serial);
 	info->flags = CKF_TOKEN_INITIALIZED | CKF_LOGIN_REQUIRED | CKF_USER_PIN_INITIALIZED |
 		      CKF_WRITE_PROTECTED;
 	for (size_t i = 0; i < MT_SESSIONS_MAX; i++) {

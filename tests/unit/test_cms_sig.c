@@ -140,7 +140,7 @@ MS_TEST(cms_sig_ec_refused)
 
 MS_TEST(cms_sig_rsa_unchanged)
 {
-	static uint8_t raw[MS_SIG_MAX + 1];
+	static uint8_t raw[MS_RSA_MAX_BYTES + 1];
 	struct sig_ctx c = { MS_KEY_RSA, raw, 256 };
 	uint8_t out[8];
 	size_t len = 0;
@@ -150,9 +150,9 @@ MS_TEST(cms_sig_rsa_unchanged)
 	}
 	raw[0] = 0;	/* a leading zero stays: the value is modulus-sized */
 	cms_every_cap(sig_fn, &c, raw, 256);
-	c.raw_len = MS_SIG_MAX;
-	cms_every_cap(sig_fn, &c, raw, MS_SIG_MAX);
-	CHECK(ms_cms_sig_encode(MS_KEY_RSA, raw, MS_SIG_MAX + 1, NULL, 0, &len) ==
+	c.raw_len = MS_RSA_MAX_BYTES;
+	cms_every_cap(sig_fn, &c, raw, MS_RSA_MAX_BYTES);
+	CHECK(ms_cms_sig_encode(MS_KEY_RSA, raw, MS_RSA_MAX_BYTES + 1, NULL, 0, &len) ==
 	      MS_E_MALFORMED);
 	CHECK_ERR(ms_cms_sig_encode(MS_KEY_RSA, raw, 0, out, sizeof(out), &len), MS_E_MALFORMED);
 	CHECK_ERR(ms_cms_sig_encode(MS_KEY_RSA, NULL, 4, out, sizeof(out), &len), MS_E_MALFORMED);

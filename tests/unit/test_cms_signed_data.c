@@ -226,7 +226,7 @@ MS_TEST(cms_sd_encode_bad_args)
 		0x30, 0x11, 0x30, 0x0c, 0x31, 0x0a, 0x30, 0x08, 0x06, 0x03, 0x55, 0x04, 0x03,
 		0x0c, 0x01, 0x58, 0x02, 0x01, 0x07,
 	};
-	static uint8_t sig[MS_SIG_MAX + 1];
+	static uint8_t sig[MS_RSA_MAX_BYTES + 1];
 	uint8_t out[4096];
 	size_t len = 0;
 	struct ms_cms_signer ok = {
@@ -260,9 +260,9 @@ MS_TEST(cms_sd_encode_bad_args)
 	s = ok;
 	s.sig.len = 0;
 	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
-	s.sig.len = MS_SIG_MAX + 1;
+	s.sig.len = MS_RSA_MAX_BYTES + 1;
 	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_E_ARG);
-	s.sig.len = MS_SIG_MAX;
+	s.sig.len = MS_RSA_MAX_BYTES;
 	CHECK_ERR(ms_cms_signed_data_encode(&s, out, sizeof(out), &len), MS_OK);
 	/* With a real issuerAndSerialNumber (CN=X, serial 7) it is a module signature. */
 	s.sid = (struct ms_span){ ias, sizeof(ias) };

@@ -211,6 +211,16 @@ MS_TEST(p11_sign_refusals)
 	p11t_wrap.sign_len_add = 0;
 	CHECK_ERR(ms_p11_sign(p11, 0, tbs, tbs_len, sig, sizeof(sig), &sig_len), MS_OK);
 	CHECK(ms_p11_session_fail(p11, 0)->call == NULL);
+	/* A message in parts is ML-DSA's: CKM_RSA_PKCS is single-part. */
+	{
+		const struct ms_span part = { tbs, tbs_len };
+		unsigned n_sign = p11t_wrap.n_sign;
+
+		CHECK_ERR(ms_p11_sign_parts(p11, 0, &part, 1, sig, sizeof(sig), &sig_len),
+			  MS_E_ARG);
+		CHECK(strstr(ms_p11_session_fail(p11, 0)->detail, "ML-DSA") != NULL);
+		CHECK(p11t_wrap.n_sign == n_sign);
+	}
 	p11t_done(p11);
 }
 

@@ -497,7 +497,7 @@ MS_TEST(pkcs7_parse_algorithms)
 	one_signer(&m, 1, "rsa2048", false, MS_HASH_SHA256);
 	m.s[0].sig_len = 0;
 	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
-	m.s[0].sig_len = MS_SIG_MAX + 1;
+	m.s[0].sig_len = MS_RSA_MAX_BYTES + 1;
 	CHECK_ERR(parse_built(&m, &why, &out), MS_E_MALFORMED);
 	CHECK(strstr(why, "signature empty or longer") != NULL);
 }

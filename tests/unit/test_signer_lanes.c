@@ -130,7 +130,9 @@ static const uint8_t digest[32] = { 1, 2, 3 };
 static ms_err
 sign_one(struct ms_lanes *p, unsigned lane, const char *label, struct ms_lanes_result *res)
 {
-	const struct ms_signer_req req = { MS_HASH_SHA256, digest, sizeof(digest), label };
+	const struct ms_signer_req req = {
+		.alg = MS_HASH_SHA256, .digest = digest, .digest_len = sizeof(digest), .label = label,
+	};
 	uint8_t sig[64];
 	size_t sig_len = 0;
 
