@@ -22,7 +22,8 @@
 #        with --signed-attrs (sign-file 7.2's form) only the waiver kernel;
 #        a .ko.xz signed inside loads (the kernel decompresses); a changed
 #        byte is refused by both; once each: -k, the certificate from the
-#        token, one -b run, the agent
+#        token, one -b run, and the agent (which signs ML-DSA only with
+#        signed attributes)
 # for each of ML-DSA-44, -65 and -87. Without the OpenSSL cache (nothing
 # here can sign ML-DSA then) every case is a counted SKIP line.
 # Environment: see lib.sh.
@@ -289,7 +290,7 @@ done
 
 # The other ways to sign, once each, without signed attributes (what both
 # kernels take): the signer named by subjectKeyIdentifier (-k), the
-# certificate from the token, one -b run over three modules, the agent.
+# certificate from the token, one -b run over three modules.
 uri=$(mldsa_uri mldsa65)
 name="MS ML-DSA-65 modsign -k sha512 token (subjectKeyIdentifier)"
 copy_of kc_hello
@@ -311,14 +312,16 @@ if "$MODSIGN" -b sha512 "$(mldsa_uri mldsa44)" "$MLDSA/mldsa44.x509.der" "$T"/bu
 else
 	t_fail "sign: MS ML-DSA-44 modsign -b sha512 token" "$(cat "$T/.sign")"
 fi
+# The agent signs digests, never a module: ML-DSA only with signed
+# attributes, so only the waiver kernel loads what it signs.
 if have_agent "the ML-DSA agent case"; then
-	name="MS ML-DSA-65 modsign sha512 under modsign agent"
+	name="MS ML-DSA-65 modsign --signed-attrs sha512 under modsign agent"
 	copy_of kc_param
 	: >"$T/agent.log"
-	if "$MODSIGN" agent --log "$T/agent.log" "$uri" -- "$MODSIGN" sha512 "$uri" \
+	if "$MODSIGN" agent --log "$T/agent.log" "$uri" -- "$MODSIGN" --signed-attrs sha512 "$uri" \
 		"$MLDSA/mldsa65.x509.der" "$F" >"$T/.sign" 2>&1; then
 		if [ "$(grep -c . "$T/agent.log")" -ge 1 ]; then
-			both "$name" kc_param "$F" insmod LOADED LOADED
+			both "$name" kc_param "$F" insmod "REFUSED:$AUTHATTRS_RE" LOADED
 		else
 			t_fail "$name: the agent signed (a line in its --log)" "$(cat "$T/.sign")"
 		fi
