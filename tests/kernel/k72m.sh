@@ -24,7 +24,9 @@
 #        byte is refused by both; once each: -k, the certificate from the
 #        token, one -b run, and the agent (which signs ML-DSA only with
 #        signed attributes)
-# for each of ML-DSA-44, -65 and -87. Without the OpenSSL cache (nothing
+# for each of ML-DSA-44, -65 and -87. modsign verify (--kernel-default for
+# the default kernel) must agree with each kernel on every module. Without
+# the OpenSSL cache (nothing
 # here can sign ML-DSA then) every case is a counted SKIP line.
 # Environment: see lib.sh.
 
@@ -364,5 +366,33 @@ if awk -F '\t' '$5 ~ /has authattrs/ && $6 == "LOADED" { f = 1 } END { exit !f }
 			"$(grep -c . "$BD/console.txt") console lines"
 	fi
 fi
+
+# modsign's verifier as a judge agrees with both kernels on every module
+# they were given: `verify --kernel-default` says OK exactly where the
+# default kernel loaded, plain `verify` exactly where the waiver kernel did.
+phase "modsign verify"
+for col in 5 6; do
+	bad=""
+	while IFS="$(printf '\t')" read -r name mod file how w5 w6; do
+		ps=$(printf '%s' "$name" | sed -n 's/.*ML-DSA-\([0-9][0-9]\).*/\1/p')
+		if [ "$col" = 5 ]; then
+			want=${w5%%:*}
+			set -- --kernel-default
+		else
+			want=${w6%%:*}
+			set --
+		fi
+		got=REFUSED
+		"$MODSIGN" verify "$@" -c "$MLDSA/mldsa$ps.x509.der" "$file" >"$T/.verify" 2>&1 && got=LOADED
+		[ "$got" = "$want" ] || bad="$bad ${file##*/}(verify: $got, kernel: $want: $(head -n 1 "$T/.verify"))"
+	done <"$T/all"
+	[ "$col" = 5 ] && what="verify --kernel-default agrees with the default kernel" ||
+		what="verify agrees with the waiver kernel"
+	if [ -z "$bad" ]; then
+		t_pass "modsign $what on all $(grep -c . "$T/all") modules"
+	else
+		t_fail "modsign $what on all $(grep -c . "$T/all") modules" "differ:$bad"
+	fi
+done
 
 kc_done
