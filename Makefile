@@ -222,8 +222,10 @@ build/verify-cpu: bench/verify_cpu.c $(patsubst %.c,$(REL)/%.o,$(LIB_SRC))
 
 # Boots kernels that enforce module signatures and load what modsign signed,
 # directly and inside kbuild runs (tests/kernel/README.md). PARTS="sign kbuild
-# k612 k72" runs some of them.
-kernel-check: modsign build/san/modsign build/slowtoken.so
+# k612 k72 k72m" runs some of them; k72m (ML-DSA on 7.2) needs the OpenSSL
+# cache of pq-deps for sign-file 7.2 and the ML-DSA test token, and skips
+# without it.
+kernel-check: modsign build/san/modsign build/slowtoken.so $(if $(HAVE_OPENSSL_PQ),build/mldsatoken.so)
 	tests/kernel/run.sh $(PARTS)
 
 # Power cuts (issue 15, tests/powercut/README.md): a guest signs modules on a

@@ -1,4 +1,4 @@
-# Shared by the kernel-check scripts (tests/kernel/{sign,kbuild,k612}.sh),
+# Shared by the kernel-check scripts (tests/kernel/{sign,kbuild,k612,k72,k72m}.sh),
 # sourced after tests/lib/common.sh. Builds (and caches) the test kernels,
 # packs initramfs images of cases, boots them under qemu and checks what the
 # kernel said about each case. See tests/kernel/README.md.
@@ -16,8 +16,9 @@ BUSYBOX=/bin/busybox
 # Bumped when the way a kernel is built changes, to invalidate the cache.
 RECIPE=2
 # How many kernel builds the cache keeps (the most recently used): 6.1,
-# 6.12-xz, 6.12-zstd, 7.2-xz, 7.2-zstd, powercut's and a spare.
-KEEP_BUILDS=7
+# 6.12-xz, 6.12-zstd, 7.2-xz, 7.2-zstd, 7.2-mldsa, 7.2-mldsa-waive,
+# powercut's and a spare.
+KEEP_BUILDS=9
 
 # --- helpers -----------------------------------------------------------
 
@@ -30,7 +31,11 @@ die() {
 
 kc_done() {
 	phase ""
-	echo "$KC_NAME: $t_passed passed, $t_failed failed"
+	if [ "$t_skipped" -eq 0 ]; then
+		echo "$KC_NAME: $t_passed passed, $t_failed failed"
+	else
+		echo "$KC_NAME: $t_passed passed, $t_failed failed, $t_skipped skipped"
+	fi
 	[ "$t_failed" -eq 0 ]
 }
 
@@ -270,7 +275,9 @@ kc_kernel() {
 			rm -rf "$old" "$CACHE/.lock-${old##*/build-}"
 		done
 	fi
-	touch "$KB/.done"
+	# The directory's time orders the builds for eviction (most recently
+	# used first): a reuse counts as a use.
+	touch "$KB/.done" "$KB"
 	exec 9>&-
 	KVER=$(cat "$OBJ/include/config/kernel.release" 2>/dev/null)
 	[ -n "$KVER" ] || die "no kernel.release in $OBJ"

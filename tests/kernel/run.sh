@@ -6,15 +6,20 @@
 #   kbuild  modsign inside kbuild and DKMS runs on Linux 6.1
 #   k612    Linux 6.12: the kbuild patch, compressed modules, SHA-3
 #   k72     Linux 7.2 (Debian unstable): what k612 proves, the agent, SHA-1
+#   k72m    Linux 7.2 with ML-DSA, with and without the signed-attribute
+#           waiver: sign-file 7.2's and modsign's (token) ML-DSA signatures
 # Usage: tests/kernel/run.sh [PART...]   (default: all, in this order)
 #
-# A part fails when it omits its closing line, or when a test PIN appears in
-# its output (the kbuild runs' logs go there too: KBUILD_SIGN_PIN must never
-# reach a command line or a message).
+# A part fails when it omits its closing line ("<part>: N passed, N failed",
+# with ", N skipped" when it skipped cases), when its SKIP lines do not
+# match that count, or when a test PIN appears in its output (the kbuild
+# runs' logs go there too: KBUILD_SIGN_PIN must never reach a command line
+# or a message).
 cd "$(dirname "$0")/../.." || exit 1
-[ $# -gt 0 ] || set -- sign kbuild k612 k72
+[ $# -gt 0 ] || set -- sign kbuild k612 k72 k72m
 passed=0
 failed=0
+skipped=0
 log=$(mktemp /tmp/modsign-kernel-check.XXXXXX)
 secrets=$log.secrets
 trap 'rm -f "$log" "$secrets"' EXIT
@@ -30,7 +35,7 @@ for part in "$@"; do
 	status=$?
 	cat "$log"
 	echo "TIME $part (all): $(($(date +%s) - start))s"
-	line=$(grep -E "^$part: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -n 1)
+	line=$(grep -E "^$part: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?\$" "$log" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "FAIL $part: no closing '$part: N passed, N failed' line (status $status)"
 		failed=$((failed + 1))
@@ -39,6 +44,11 @@ for part in "$@"; do
 	set -- $line
 	passed=$((passed + $2))
 	failed=$((failed + $4))
+	skipped=$((skipped + ${6:-0}))
+	if [ "$(grep -c '^SKIP ' "$log")" -ne "${6:-0}" ]; then
+		echo "FAIL $part: $(grep -c '^SKIP ' "$log") SKIP lines, ${6:-0} counted"
+		failed=$((failed + 1))
+	fi
 	if [ "$4" -eq 0 ] && [ "$status" -ne 0 ]; then
 		echo "FAIL $part: exit status $status"
 		failed=$((failed + 1))
@@ -48,5 +58,9 @@ for part in "$@"; do
 		failed=$((failed + 1))
 	fi
 done
-echo "kernel-check: $passed passed, $failed failed"
+if [ "$skipped" -eq 0 ]; then
+	echo "kernel-check: $passed passed, $failed failed"
+else
+	echo "kernel-check: $passed passed, $failed failed, $skipped skipped"
+fi
 [ "$failed" -eq 0 ]
