@@ -80,6 +80,8 @@ sign_matrix SHA-3 kc_param "sha3-256 sha3-384 sha3-512" "rsa2048 ec256"
 # kbuild with a SHA-3 hash: the drop-in as kbuild calls it.
 kc_x8 6.12
 
+kc_xz_mt 6.12
+
 echo "$ncase cases packed for the xz kernel"
 kc_boot "6.12 xz"
 kc_boot_certs 6.12 ec521

@@ -183,6 +183,8 @@ kc_x5 7.2
 
 kc_x8 7.2
 
+kc_xz_mt 7.2
+
 echo "$ncase cases packed for the xz kernel"
 kc_boot "7.2 xz"
 kc_boot_certs 7.2 rsa2048 rsa4096 ec256 ec384 ec521

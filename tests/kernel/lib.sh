@@ -801,6 +801,53 @@ kc_x8() {
 	fi
 }
 
+# kc_xz_mt VER: on the xz kernel (OBJ, CERT set), modules in the form xz
+# 5.6 and later write by default (multithreaded, block headers carrying the
+# sizes), which kbuild's `xz --check=crc32 --lzma2=dict=1MiB` makes on such
+# a host (Debian 13's xz 5.8): `xz -T2` writes those bytes here, checked
+# against Debian 13's xz when its chroot (scripts/trixie-chroot.sh) is
+# there. A module modsign signed, then compressed so, loads; so does one
+# compressed so and then signed by modsign (which decodes it and writes
+# its own one-thread form, as Debian 12's kbuild does).
+kc_xz_mt() {
+	local ver=$1 d=$T/xzmt trixie=${MODSIGN_TRIXIE_CACHE:-/var/cache/modsign-trixie}/root
+	phase "xz 5.6+ form"
+	rm -rf "$d" && mkdir -p "$d"
+	cp "$T/ext-xz/kc_hello.ko" "$T/ext-xz/kc_param.ko" "$d/"
+	if ! "$MODSIGN" sha512 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.pem" \
+		"$d/kc_hello.ko" >"$T/.sign" 2>&1; then
+		t_fail "sign: $ver xz 5.6+ form" "$(cat "$T/.sign")"
+		return
+	fi
+	xz -T2 -k --check=crc32 --lzma2=dict=1MiB "$d/kc_hello.ko" "$d/kc_param.ko"
+	if xz --robot -lvv "$d/kc_hello.ko.xz" | grep -q '^block	.*	cu	'; then
+		t_pass "$ver xz 5.6+ form: xz -T2 writes block headers with sizes"
+	else
+		t_fail "$ver xz 5.6+ form: xz -T2 writes block headers with sizes" \
+			"$(xz --robot -lvv "$d/kc_hello.ko.xz" | grep '^block')"
+	fi
+	if [ -x "$trixie/usr/bin/xz" ]; then
+		chroot "$trixie" xz -c --check=crc32 --lzma2=dict=1MiB <"$d/kc_hello.ko" >"$d/trixie.xz"
+		if cmp -s "$d/trixie.xz" "$d/kc_hello.ko.xz"; then
+			t_pass "$ver xz 5.6+ form: Debian 13's xz writes the same bytes by default"
+		else
+			t_fail "$ver xz 5.6+ form: Debian 13's xz writes the same bytes by default"
+		fi
+	else
+		t_skip "$ver xz 5.6+ form: the same bytes as Debian 13's xz" \
+			"no chroot in $trixie (scripts/trixie-chroot.sh create)"
+	fi
+	add_case "$ver: signed, then compressed by xz 5.6+ (multithreaded form): loads" kc_hello \
+		"$d/kc_hello.ko.xz" LOADED "" finit
+	if "$MODSIGN" sha512 "$DATA/rsa2048.key.pem" "$DATA/rsa2048.x509.pem" \
+		"$d/kc_param.ko.xz" >"$T/.sign" 2>&1; then
+		add_case "$ver: a .ko.xz of xz 5.6+ signed by modsign: loads" kc_param \
+			"$d/kc_param.ko.xz" LOADED "" finit
+	else
+		t_fail "sign: $ver a .ko.xz of xz 5.6+" "$(cat "$T/.sign")"
+	fi
+}
+
 # kc_zstd_cases VER: on the zstd kernel, Z1 (the drop-in) and Z5 (two
 # stages), and X1's signed .ko.xz refused: one kernel decompresses one
 # format. Starts the zstd initramfs; the caller may add cases, then boots.
