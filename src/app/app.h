@@ -165,11 +165,13 @@ ms_err ms_app_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_
  * ms_app_payload_read() - the first @len bytes of the open module @mf
  * (decompressed, as ms_app_payload_digest() reads them) into a new buffer
  * *@out of @len bytes, which the caller frees: what an ML-DSA key signs
- * when the signature covers the module itself.
+ * when the signature covers the module itself. In the same pass, the
+ * digests of the @n hashes @algs into @digests (@n may be 0).
  * Return: MS_OK; MS_E_IO, MS_E_CHANGED (details in @mf); MS_E_NOMEM.
  * *@out is NULL on failure.
  */
-ms_err ms_app_payload_read(struct ms_modfile *mf, uint64_t len, uint8_t **out) MS_MUST_CHECK;
+ms_err ms_app_payload_read(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs, size_t n,
+			   struct ms_pkcs7_digest *digests, uint8_t **out) MS_MUST_CHECK;
 
 /* What ms_app_sig_verify() found, beyond its return value. */
 struct ms_app_sig_check {

@@ -53,13 +53,14 @@ payload_pass(struct ms_modfile *mf, uint64_t len, struct ms_cms_digest **d, size
 	return err;
 }
 
-ms_err
-ms_app_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs,
-		      size_t n, struct ms_pkcs7_digest *out, size_t *bad_alg)
+/* The digests of @algs over the first @len bytes of @mf, in one pass that also fills @copy when not NULL. */
+static ms_err
+payload_digests(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs, size_t n,
+		struct ms_pkcs7_digest *out, size_t *bad_alg, uint8_t *copy)
 {
 	struct ms_cms_digest *d[MS_PKCS7_SIGNERS_MAX] = { NULL };
 	size_t i;
-	ms_err err = MS_E_INTERNAL;
+	ms_err err = MS_OK;
 
 	if (n > MS_PKCS7_SIGNERS_MAX) {
 		return MS_E_ARG;
@@ -73,7 +74,7 @@ ms_app_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_al
 			goto out;
 		}
 	}
-	err = payload_pass(mf, len, d, n, NULL);
+	err = payload_pass(mf, len, d, n, copy);
 	for (i = 0; i < n && err == MS_OK; i++) {
 		out[i].alg = algs[i];
 		err = ms_cms_digest_final(d[i], out[i].d, sizeof(out[i].d), &out[i].len);
@@ -86,7 +87,15 @@ out:
 }
 
 ms_err
-ms_app_payload_read(struct ms_modfile *mf, uint64_t len, uint8_t **out)
+ms_app_payload_digest(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs,
+		      size_t n, struct ms_pkcs7_digest *out, size_t *bad_alg)
+{
+	return payload_digests(mf, len, algs, n, out, bad_alg, NULL);
+}
+
+ms_err
+ms_app_payload_read(struct ms_modfile *mf, uint64_t len, const enum ms_hash_alg *algs, size_t n,
+		    struct ms_pkcs7_digest *digests, uint8_t **out)
 {
 	uint8_t *data = NULL;
 	ms_err err;
@@ -100,7 +109,7 @@ ms_app_payload_read(struct ms_modfile *mf, uint64_t len, uint8_t **out)
 	if (data == NULL) {
 		return MS_E_NOMEM;
 	}
-	err = payload_pass(mf, len, NULL, 0, data);
+	err = payload_digests(mf, len, algs, n, digests, NULL, data);
 	if (err != MS_OK) {
 		free(data);
 		return err;

@@ -165,7 +165,7 @@ ms_app_module_prepare(struct ms_job *job, const char *path, struct ms_module_wor
 	}
 	if (job->form == MS_SIG_MLDSA_DATA) {
 		/* The key signs the module itself: it crosses to the token whole. */
-		err = ms_app_payload_read(w->mf, w->payload_len, &w->data);
+		err = ms_app_payload_read(w->mf, w->payload_len, NULL, 0, NULL, &w->data);
 	} else {
 		err = ms_app_payload_digest(w->mf, w->payload_len, &job->hash, 1, &w->digest,
 					    NULL);

@@ -83,12 +83,13 @@ ms_app_sig_verify(struct ms_modfile *mf, uint64_t payload_len, const struct ms_p
 			return MS_E_MISMATCH;
 		}
 	}
-	err = ms_app_payload_digest(mf, payload_len, algs, n_algs, dg, NULL);
-	if (err == MS_OK && signs_payload(msg)) {
-		/* ML-DSA over the module itself: the verifier reads it whole, in place. */
-		err = ms_app_payload_read(mf, payload_len, &data);
+	if (signs_payload(msg)) {
+		/* ML-DSA over the module itself: read whole, digested in the same pass. */
+		err = ms_app_payload_read(mf, payload_len, algs, n_algs, dg, &data);
 		payload.p = data;
 		payload.len = (size_t)payload_len;
+	} else {
+		err = ms_app_payload_digest(mf, payload_len, algs, n_algs, dg, NULL);
 	}
 	if (err != MS_OK) {
 		out->at_hash = true;
