@@ -36,6 +36,8 @@ g_conf() {
 		echo "SLOWTOKEN_LOGIN_MS=$SLOW_LOGIN_MS"
 		echo "SLOWTOKEN_SIGN_MS=$SLOW_SIGN_MS"
 		echo "SLOWTOKEN_SERIAL=1"
+		# the SoftHSM2 copies must not read the one token directory at once
+		echo "SLOWTOKEN_INIT_LOCK=$RUN/g/init.lock"
 		if [ -n "${2:-}" ]; then
 			echo "SLOWTOKEN_LOG=$2"
 		fi

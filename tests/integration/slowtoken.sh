@@ -172,6 +172,27 @@ overlaps=$(awk '$1 == "C_Initialize" || $1 == "C_Finalize" {
 	t_fail "EXCLUSIVE: $N processes two at a time, each alone on the token" \
 		"status $rc, $signed signed, $overlaps overlaps" "$(tail -n 5 "$T/out")"
 
+# --- the real C_Initialize under a lock (SLOWTOKEN_INIT_LOCK) --------------
+
+# Another process holds the lock for 1.5 s: the real C_Initialize waits for
+# it (the wait counts as C_Initialize's service time), then the module is
+# signed. (That the lock is dropped after C_Initialize shows in tokens.sh:
+# two copies of the shim in one process, each taking it, sign together.)
+fresh
+m1=$(ls "$T/w" | head -n 1)
+flock "$T/init.lock" sh -c ': >"$1"; sleep 1.5' sh "$T/held" &
+holder=$!
+while [ ! -e "$T/held" ] && kill -0 "$holder" 2>/dev/null; do
+	sleep 0.05
+done
+SLOWTOKEN_LOG=$LOG SLOWTOKEN_INIT_LOCK=$T/init.lock run_ms sha256 "$uri" "$cert" "$T/w/$m1"
+wait "$holder"
+waited=$(min_ms C_Initialize)
+[ "$rc" -eq 0 ] && same "$T/ref/$m1" "$T/w/$m1" && at_least "$waited" 1000 &&
+	t_pass "INIT_LOCK: C_Initialize waits for the lock file's holder, then the module is signed" ||
+	t_fail "INIT_LOCK: C_Initialize waits for the lock file's holder, then the module is signed" \
+		"status $rc, C_Initialize ${waited:-?} ms" "$(cat "$T/out")"
+
 # --- token faults ---------------------------------------------------------
 
 fresh

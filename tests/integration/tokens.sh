@@ -69,8 +69,9 @@ uri() {
 
 # Two SoftHSM2 copies in one process must not read the one token directory at
 # the same moment (seen, even on a quiet machine: "initialised tokens present:
-# 0" through the second shim): every shim but a's starts its real C_Initialize
-# 1.5 s after a's (SLOWTOKEN_INIT_MS), its start-up still overlapping a's.
+# 0" through the second shim): every shim holds one lock file around its real
+# C_Initialize (SLOWTOKEN_INIT_LOCK). Where a test shows that the start-ups
+# overlap, every shim but a's also starts 1.5 s after a's (SLOWTOKEN_INIT_MS).
 # shim NAME [SETTING...]: a copy of slowtoken, $T/st-NAME.so, over its own copy
 # of SoftHSM2, logging to $T/NAME.log, with the given SLOWTOKEN_* settings.
 shim() {
@@ -82,6 +83,7 @@ shim() {
 	{
 		echo "SLOWTOKEN_MODULE=$T/softhsm-$name.so"
 		echo "SLOWTOKEN_LOG=$T/$name.log"
+		echo "SLOWTOKEN_INIT_LOCK=$T/hsm/init.lock"
 		printf '%s\n' "$@"
 	} >"$T/st-$name.so.conf"
 }

@@ -32,6 +32,7 @@ static const char *const conf_names[] = {
 	"SLOWTOKEN_MODULE", "SLOWTOKEN_INIT_MS", "SLOWTOKEN_LOGIN_MS", "SLOWTOKEN_SIGN_MS",
 	"SLOWTOKEN_OPEN_MS", "SLOWTOKEN_SERIAL", "SLOWTOKEN_MAX_SESSIONS", "SLOWTOKEN_FAULT",
 	"SLOWTOKEN_EXCLUSIVE", "SLOWTOKEN_HANG_MS", "SLOWTOKEN_LOG", "SLOWTOKEN_PIN_FLAGS",
+	"SLOWTOKEN_INIT_LOCK",
 };
 
 static char conf_text[CONF_BYTES + 1];
@@ -383,6 +384,10 @@ st_config_read(struct st_config *cfg, const char *const *names, size_t n_names,
 	s = setting("SLOWTOKEN_EXCLUSIVE");
 	if (s != NULL && *s != '\0') {
 		cfg->exclusive = s;
+	}
+	s = setting("SLOWTOKEN_INIT_LOCK");
+	if (s != NULL && *s != '\0') {
+		cfg->init_lock = s;
 	}
 	s = setting("SLOWTOKEN_LOG");
 	if (s != NULL && *s != '\0') {

@@ -361,6 +361,26 @@ sp_C_GetFunctionList(const struct st_call *c, CK_FUNCTION_LIST_PTR_PTR l)
 	return CKR_OK;
 }
 
+/* An exclusive flock on @path (created if missing), named by @setting in errors: the descriptor, or -1. */
+static int
+lock_file(const char *path, const char *setting)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		fprintf(stderr, "slowtoken: %s=%s: %s\n", setting, path, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "slowtoken: flock %s: %s\n", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
 /*
  * SLOWTOKEN_EXCLUSIVE: one process on the token at a time, as a card one
  * PC/SC client holds. SoftHSM2 2.6.1's file store fails now and then when two
@@ -372,26 +392,11 @@ sp_C_GetFunctionList(const struct st_call *c, CK_FUNCTION_LIST_PTR_PTR l)
 static CK_RV
 exclusive_take(void)
 {
-	int fd;
-
 	if (st_cfg.exclusive == NULL || st_exclusive_fd >= 0) {
 		return CKR_OK;
 	}
-	fd = open(st_cfg.exclusive, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		fprintf(stderr, "slowtoken: SLOWTOKEN_EXCLUSIVE=%s: %s\n", st_cfg.exclusive,
-			strerror(errno));
-		return CKR_GENERAL_ERROR;
-	}
-	while (flock(fd, LOCK_EX) != 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "slowtoken: flock %s: %s\n", st_cfg.exclusive, strerror(errno));
-			close(fd);
-			return CKR_GENERAL_ERROR;
-		}
-	}
-	st_exclusive_fd = fd;
-	return CKR_OK;
+	st_exclusive_fd = lock_file(st_cfg.exclusive, "SLOWTOKEN_EXCLUSIVE");
+	return st_exclusive_fd >= 0 ? CKR_OK : CKR_GENERAL_ERROR;
 }
 
 static void
@@ -403,11 +408,18 @@ exclusive_drop(void)
 	}
 }
 
-/* The arguments (CKF_OS_LOCKING_OK, mutex callbacks) are forwarded as they are. */
+/*
+ * The arguments (CKF_OS_LOCKING_OK, mutex callbacks) are forwarded as they are.
+ * SLOWTOKEN_INIT_LOCK is held around the real C_Initialize only: two copies of
+ * SoftHSM2 in one process (two "cards") then never read their one token
+ * directory at the same moment, which SoftHSM2 2.6.1's file store does not
+ * survive, while the shims' start-ups (SLOWTOKEN_INIT_MS) still overlap.
+ */
 static CK_RV
 sp_C_Initialize(const struct st_call *c, CK_VOID_PTR a)
 {
 	CK_RV rv;
+	int init_fd = -1;
 
 	if (c->fault != NULL) {
 		return c->fault->rv;
@@ -419,7 +431,17 @@ sp_C_Initialize(const struct st_call *c, CK_VOID_PTR a)
 	if (rv != CKR_OK) {
 		return rv;
 	}
+	if (st_cfg.init_lock != NULL) {
+		init_fd = lock_file(st_cfg.init_lock, "SLOWTOKEN_INIT_LOCK");
+		if (init_fd < 0) {
+			exclusive_drop();
+			return CKR_GENERAL_ERROR;
+		}
+	}
 	rv = ST_REAL(C_Initialize, (a));
+	if (init_fd >= 0) {
+		close(init_fd);	/* releases the flock */
+	}
 	if (rv != CKR_OK && rv != CKR_CRYPTOKI_ALREADY_INITIALIZED) {
 		exclusive_drop();
 	}

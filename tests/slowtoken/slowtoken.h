@@ -40,6 +40,7 @@ struct st_config {
 	size_t n_faults;
 	int log_fd;		/* -1: no log */
 	const char *exclusive;	/* SLOWTOKEN_EXCLUSIVE: lock file, or NULL */
+	const char *init_lock;	/* SLOWTOKEN_INIT_LOCK: lock file, or NULL */
 };
 
 /*
