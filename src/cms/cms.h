@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/fips204.h"
 #include "../common/ms_common.h"
 
 enum ms_hash_alg {
@@ -50,7 +51,7 @@ enum ms_ec_curve {
 /* Largest RSA modulus we handle, in bytes: RSA-16384. */
 #define MS_RSA_MAX_BYTES 2048
 /* Largest signature we handle: ML-DSA-87's (FIPS 204, Table 2). */
-#define MS_SIG_MAX 4627
+#define MS_SIG_MAX MS_MLDSA87_SIG_BYTES
 
 /**
  * ms_cms_hash_from_name() - look up a hash the way sign-file takes its first
@@ -120,7 +121,8 @@ struct ms_cms_cert;
 /**
  * ms_cms_cert_parse() - parse a DER or PEM certificate (untrusted input).
  * ML-DSA certificates (RFC 9881), which mbedTLS cannot parse, are read by
- * our own DER parser, one per input (not in a PEM bundle).
+ * our own DER parser, one per input (not in a PEM bundle here: read a
+ * bundle with ms_cms_cert_parse_all()).
  * Return: MS_OK, MS_E_MALFORMED, MS_E_UNSUPPORTED (key neither RSA, EC
  * P-256/384/521 nor ML-DSA-44/65/87; an ML-DSA certificate in a PEM
  * bundle), MS_E_NOMEM. *@out is NULL on failure.
@@ -130,8 +132,9 @@ void ms_cms_cert_free(struct ms_cms_cert *cert);
 
 /**
  * ms_cms_cert_parse_all() - every certificate of a DER file (one) or a PEM
- * file (each CERTIFICATE block, in order: the kernel's trusted-keys bundle),
- * each into @out[i] (owned by the caller), at most @cap.
+ * file (each CERTIFICATE block, in order: the kernel's trusted-keys bundle,
+ * ML-DSA certificates among the others), each parsed by ms_cms_cert_parse()
+ * from its own DER into @out[i] (owned by the caller), at most @cap.
  * Return: MS_OK (*@n_out >= 1), the errors of ms_cms_cert_parse() for any
  * block, MS_E_NOSPACE (more than @cap), MS_E_ARG. On failure @out holds
  * nothing to free and *@n_out is 0.

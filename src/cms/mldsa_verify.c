@@ -18,9 +18,12 @@
 
 /* FIPS 204, Table 1 and Table 2. */
 static const struct ms_mldsa_params params_table[] = {
-	{ MS_MLDSA_44, 4, 4, 39, 78, 80, 1u << 17, (Q - 1) / 88, 32, 1312, 2420 },
-	{ MS_MLDSA_65, 6, 5, 49, 196, 55, 1u << 19, (Q - 1) / 32, 48, 1952, 3309 },
-	{ MS_MLDSA_87, 8, 7, 60, 120, 75, 1u << 19, (Q - 1) / 32, 64, 2592, 4627 },
+	{ MS_MLDSA_44, 4, 4, 39, 78, 80, 1u << 17, (Q - 1) / 88, 32, MS_MLDSA44_PK_BYTES,
+	  MS_MLDSA44_SIG_BYTES },
+	{ MS_MLDSA_65, 6, 5, 49, 196, 55, 1u << 19, (Q - 1) / 32, 48, MS_MLDSA65_PK_BYTES,
+	  MS_MLDSA65_SIG_BYTES },
+	{ MS_MLDSA_87, 8, 7, 60, 120, 75, 1u << 19, (Q - 1) / 32, 64, MS_MLDSA87_PK_BYTES,
+	  MS_MLDSA87_SIG_BYTES },
 };
 
 const struct ms_mldsa_params *

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/fips204.h"
 #include "p11_internal.h"
 
 static const char *
@@ -437,11 +438,11 @@ mldsa_sig_len(enum ms_p11_key_type type)
 {
 	switch (type) {
 	case MS_P11_KEY_MLDSA44:
-		return 2420;
+		return MS_MLDSA44_SIG_BYTES;
 	case MS_P11_KEY_MLDSA65:
-		return 3309;
+		return MS_MLDSA65_SIG_BYTES;
 	case MS_P11_KEY_MLDSA87:
-		return 4627;
+		return MS_MLDSA87_SIG_BYTES;
 	default:
 		return 0;
 	}
