@@ -17,6 +17,7 @@
 # Needs perl, make, gcc, dpkg-source, xz (scripts/install-deps.sh pq), and
 # write access to the cache (root for the default one).
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
 cache=${MODSIGN_OPENSSL_PQ_CACHE:-/var/cache/modsign-openssl-pq}
 sidcache=${MODSIGN_SID_CACHE:-/var/cache/modsign-sid}
 what=${1:-build}
@@ -45,14 +46,6 @@ path)
 *) die "unknown command '$what' (build, openssl, sign-file, fetch or path)" ;;
 esac
 
-# The URI of the machine's own Debian archive: that of its release suite
-# (the one without a "-updates" or "-security" part).
-host_mirror() {
-	# shellcheck disable=SC2016 # apt's format, not the shell's
-	apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' \
-		2>/dev/null | awk '$1 == "deb" && $2 !~ /[-\/]/ { print $3; exit }'
-}
-
 # apt-get/apt-cache with the private sources list and state under $cache/apt:
 # the machine's own lists and package cache stay untouched.
 papt() {
@@ -69,8 +62,7 @@ papt() {
 apt_ready=0
 apt_setup() {
 	[ "$apt_ready" = 1 ] && return 0
-	mirror=$(host_mirror)
-	[ -n "$mirror" ] || die "no Debian mirror found in /etc/apt/sources*"
+	mirror=$("$here/host-mirror") || die "no Debian mirror found in the apt sources"
 	mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial"
 	{
 		for s in trixie sid; do

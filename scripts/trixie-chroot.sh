@@ -18,6 +18,7 @@
 # MODSIGN_TRIXIE_CACHE overrides /var/cache/modsign-trixie. The mirror is the
 # one the machine's own apt sources use for its Debian release.
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
 cache=${MODSIGN_TRIXIE_CACHE:-/var/cache/modsign-trixie}
 root=$cache/root
 suite=trixie
@@ -28,38 +29,6 @@ xz-utils zstd gzip p11-kit p11-kit-modules python3 mount strace"
 die() {
 	echo "trixie-chroot: $*" >&2
 	exit 1
-}
-
-# The URI of the entry whose suites name this machine's codename (so not a
-# -security or -updates entry), from one-line and deb822 sources files.
-host_mirror() {
-	# shellcheck disable=SC1091
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	[ -n "$codename" ] || die "no VERSION_CODENAME in /etc/os-release"
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v c="$codename" '
-			$1 == "deb" {
-				i = 2
-				if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-				if ($(i + 1) == c) { print $i; exit }
-			}' "$f"
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		# deb822: stanzas separated by blank lines.
-		awk -v c="$codename" '
-			function flush() {
-				if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " c " ") && uri != "")
-					{ print uri; found = 1; exit }
-				types = ""; suites = ""; uri = ""
-			}
-			/^[ \t]*$/ { flush(); next }
-			/^Types:/ { sub(/^Types:[ \t]*/, ""); types = $0 }
-			/^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
-			/^URIs:/ { sub(/^URIs:[ \t]*/, ""); split($0, u, /[ \t]+/); uri = u[1] }
-			END { if (!found) flush() }' "$f"
-	done | head -n 1
 }
 
 create() {
@@ -73,8 +42,7 @@ create() {
 		return 0
 	fi
 	command -v mmdebstrap >/dev/null || die "install mmdebstrap"
-	mirror=$(host_mirror)
-	[ -n "$mirror" ] || die "no Debian mirror found in /etc/apt/sources*"
+	mirror=$("$here/host-mirror") || die "no Debian mirror found in the apt sources"
 	if [ -f "$root/.modsign-packages" ]; then
 		# The list changed: add packages to the existing chroot.
 		with_mounts "" apt-get update
@@ -144,7 +112,7 @@ with_mounts() {
 
 # test: see the top. The copy is removed afterwards, whatever the result.
 test_tree() {
-	top=$(cd "$(dirname "$0")/.." && pwd)
+	top=$(cd "$here/.." && pwd)
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP trixie-chroot: test: not root (chroot, mounts)" >&2
 		exit 77

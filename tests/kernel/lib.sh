@@ -130,9 +130,7 @@ kc_setup() {
 # APT_OPTS.
 kc_apt_suite() {
 	local suite=$1 dir=$CACHE/apt-$1 uri
-	uri=$(apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' 2>/dev/null |
-		awk '$1 == "deb" && $2 !~ /[-\/]/ { print $3; exit }')
-	[ -n "$uri" ] || die "no Debian release suite in the machine's apt sources to take the $suite suite from"
+	uri=$("$TOP/scripts/host-mirror") || die "no Debian release suite in the machine's apt sources to take the $suite suite from"
 	mkdir -p "$dir/lists/partial"
 	echo "deb $uri $suite main" >"$dir/sources.list"
 	APT_OPTS=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
