@@ -224,6 +224,47 @@ parse_der(mbedtls_x509_crt *crt, const uint8_t *p, size_t len)
 }
 
 /*
+ * The next CERTIFICATE block of the NUL-terminated *@text, anything before
+ * it (a private key block, comments) skipped: decoded into @pem (the
+ * caller's, initialised and freed by it), its DER in *@der, and *@text moved
+ * past the block. Return: MS_OK, MS_E_NOTFOUND (no further block: *@der
+ * empty), MS_E_MALFORMED, MS_E_NOMEM.
+ */
+static ms_err
+pem_next_cert(const char **text, mbedtls_pem_context *pem, struct ms_span *der)
+{
+	size_t used = 0;
+	int ret;
+
+	der->p = NULL;
+	der->len = 0;
+	ret = mbedtls_pem_read_buffer(pem, "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----",
+				      (const unsigned char *)*text, NULL, 0, &used);
+	if (ret == MBEDTLS_ERR_PEM_NO_HEADER_FOOTER_PRESENT) {
+		return MS_E_NOTFOUND;
+	}
+	if (ret != 0) {
+		return (ret == MBEDTLS_ERR_PEM_ALLOC_FAILED) ? MS_E_NOMEM : MS_E_MALFORMED;
+	}
+	*der = ms_mbed_pem_buffer(pem);
+	*text += used;	/* mbedTLS: the bytes up to the end of this block */
+	return MS_OK;
+}
+
+/* @p's bytes with a NUL after them, as mbedTLS reads PEM; NULL when out of memory. */
+static char *
+pem_text(const uint8_t *p, size_t len)
+{
+	char *text = malloc(len + 1);
+
+	if (text != NULL) {
+		memcpy(text, p, len);
+		text[len] = '\0';
+	}
+	return text;
+}
+
+/*
  * PEM: every CERTIFICATE block must parse (a private key block before it,
  * as in certs/signing_key.pem, is skipped); the first one is used, as
  * sign-file's PEM_read_bio_X509() takes the first. mbedTLS's own
@@ -234,31 +275,20 @@ parse_pem(mbedtls_x509_crt *crt, const char *text)
 {
 	mbedtls_pem_context pem;
 	struct ms_span der = { NULL, 0 };
-	size_t used = 0, n = 0;
+	size_t n = 0;
 	ms_err err = MS_OK;
-	int ret;
 
 	while (err == MS_OK) {
 		mbedtls_pem_init(&pem);
-		ret = mbedtls_pem_read_buffer(&pem, "-----BEGIN CERTIFICATE-----",
-					      "-----END CERTIFICATE-----",
-					      (const unsigned char *)text, NULL, 0, &used);
-		if (ret == MBEDTLS_ERR_PEM_NO_HEADER_FOOTER_PRESENT) {
-			mbedtls_pem_free(&pem);
-			break;
-		}
-		if (ret == 0) {
-			der = ms_mbed_pem_buffer(&pem);
+		err = pem_next_cert(&text, &pem, &der);
+		if (err == MS_OK) {
 			err = parse_der(crt, der.p, der.len);
 			n++;
-		} else {
-			err = (ret == MBEDTLS_ERR_PEM_ALLOC_FAILED) ? MS_E_NOMEM : MS_E_MALFORMED;
 		}
 		mbedtls_pem_free(&pem);
-		text += used;	/* mbedTLS: the bytes up to the end of this block */
 	}
-	if (err == MS_OK && n == 0) {
-		err = MS_E_MALFORMED;
+	if (err == MS_E_NOTFOUND) {
+		err = (n == 0) ? MS_E_MALFORMED : MS_OK;
 	}
 	return err;
 }
@@ -278,12 +308,10 @@ parse_any(mbedtls_x509_crt *crt, const uint8_t *p, size_t len)
 		}
 		return parse_der(crt, p, len);
 	}
-	pem = malloc(len + 1);
+	pem = pem_text(p, len);
 	if (pem == NULL) {
 		return MS_E_NOMEM;
 	}
-	memcpy(pem, p, len);
-	pem[len] = '\0';
 	err = parse_pem(crt, pem);
 	free(pem);
 	return err;
@@ -374,13 +402,11 @@ ms_cms_cert_der(const struct ms_cms_cert *cert, struct ms_span *der)
 static ms_err
 der_copy(const uint8_t *p, size_t len, uint8_t **der, size_t *der_len, bool *has_more)
 {
-	static const char begin[] = "-----BEGIN CERTIFICATE-----";
 	mbedtls_pem_context pem;
 	struct ms_span block = { NULL, 0 };
 	char *text = NULL;
-	size_t used = 0;
-	ms_err err = MS_E_MALFORMED;
-	int ret;
+	const char *rest = NULL;
+	ms_err err = MS_OK;
 
 	*der = NULL;
 	*has_more = false;
@@ -389,21 +415,18 @@ der_copy(const uint8_t *p, size_t len, uint8_t **der, size_t *der_len, bool *has
 		block.p = p;
 		block.len = len;
 	} else {
-		text = malloc(len + 1);
+		text = pem_text(p, len);
 		if (text == NULL) {
 			err = MS_E_NOMEM;
 			goto out;
 		}
-		memcpy(text, p, len);
-		text[len] = '\0';
-		ret = mbedtls_pem_read_buffer(&pem, begin, "-----END CERTIFICATE-----",
-					      (const unsigned char *)text, NULL, 0, &used);
-		if (ret != 0) {
-			err = (ret == MBEDTLS_ERR_PEM_ALLOC_FAILED) ? MS_E_NOMEM : MS_E_MALFORMED;
+		rest = text;
+		err = pem_next_cert(&rest, &pem, &block);
+		if (err != MS_OK) {
+			err = (err == MS_E_NOTFOUND) ? MS_E_MALFORMED : err;
 			goto out;
 		}
-		block = ms_mbed_pem_buffer(&pem);
-		*has_more = strstr(text + used, begin) != NULL;
+		*has_more = strstr(rest, "-----BEGIN CERTIFICATE-----") != NULL;
 	}
 	*der = malloc(block.len);
 	if (*der == NULL) {
@@ -412,7 +435,6 @@ der_copy(const uint8_t *p, size_t len, uint8_t **der, size_t *der_len, bool *has
 	}
 	memcpy(*der, block.p, block.len);
 	*der_len = block.len;
-	err = MS_OK;
 out:
 	mbedtls_pem_free(&pem);
 	free(text);
@@ -510,12 +532,38 @@ out:
 	return err;
 }
 
+/*
+ * The certificates of the NUL-terminated PEM @text, each CERTIFICATE block
+ * parsed from its own DER as a single certificate is (so an ML-DSA one,
+ * which mbedTLS cannot read, has its place in a bundle too), into @out[*@n].
+ */
+static ms_err
+parse_pem_all(const char *text, struct ms_cms_cert **out, size_t cap, size_t *n)
+{
+	mbedtls_pem_context pem;
+	struct ms_span der = { NULL, 0 };
+	ms_err err = MS_OK;
+
+	while (err == MS_OK) {
+		mbedtls_pem_init(&pem);
+		err = pem_next_cert(&text, &pem, &der);
+		if (err == MS_OK) {
+			err = (*n == cap) ? MS_E_NOSPACE : ms_cms_cert_parse(der.p, der.len, &out[*n]);
+			*n += (err == MS_OK);
+		}
+		mbedtls_pem_free(&pem);
+	}
+	if (err == MS_E_NOTFOUND) {
+		err = (*n == 0) ? MS_E_MALFORMED : MS_OK;
+	}
+	return err;
+}
+
 ms_err
 ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, size_t cap,
 		      size_t *n_out)
 {
-	struct ms_cms_cert *first = NULL;
-	const mbedtls_x509_crt *c = NULL;
+	char *text = NULL;
 	size_t n = 0, i;
 	ms_err err = MS_E_INTERNAL;
 
@@ -523,42 +571,29 @@ ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, si
 		return MS_E_ARG;
 	}
 	*n_out = 0;
-	/* The whole file once: every CERTIFICATE block must parse (parse_any). */
-	err = ms_cms_cert_parse(p, len, &first);
-	if (err != MS_OK) {
+	if (p == NULL || len == 0 || len > MS_CMS_CERT_MAX) {
+		return MS_E_MALFORMED;
+	}
+	if (p[0] == DER_SEQUENCE) {
+		err = ms_cms_cert_parse(p, len, &out[0]);
+		*n_out = (err == MS_OK);
 		return err;
 	}
-	/*
-	 * mbedTLS chained the blocks of a PEM bundle; each becomes a
-	 * certificate of its own, parsed again from its DER (crt->raw), so
-	 * that each is checked as a single one is.
-	 */
-	/* An ML-DSA certificate (no crt) comes alone: parse_mldsa(). */
-	for (c = first->crt != NULL ? first->crt->next : NULL; c != NULL && c->raw.p != NULL;
-	     c = c->next) {
-		if (n + 1 == cap) {
-			err = MS_E_NOSPACE;
-			goto out;
-		}
-		err = ms_cms_cert_parse(c->raw.p, c->raw.len, &out[n + 1]);
-		if (err != MS_OK) {
-			goto out;
-		}
-		n++;
+	text = pem_text(p, len);
+	if (text == NULL) {
+		return MS_E_NOMEM;
 	}
-	out[0] = first;
-	first = NULL;
-	*n_out = n + 1;
-	err = MS_OK;
-out:
+	err = parse_pem_all(text, out, cap, &n);
+	free(text);
 	if (err != MS_OK) {
 		for (i = 0; i < n; i++) {
-			ms_cms_cert_free(out[i + 1]);
-			out[i + 1] = NULL;
+			ms_cms_cert_free(out[i]);
+			out[i] = NULL;
 		}
+		return err;
 	}
-	ms_cms_cert_free(first);
-	return err;
+	*n_out = n;
+	return MS_OK;
 }
 
 void

@@ -7,7 +7,9 @@
 # CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (--kernel-default refuses
 # them), and `openssl cms -verify` agrees; the wrong certificate, another
 # set's certificate, a changed module byte and a changed signature byte
-# FAIL, as openssl says too. Skips when that OpenSSL is not built.
+# FAIL, as openssl says too; a PEM bundle of RSA, ML-DSA and EC certificates
+# (a 7.x kernel's trusted keys) verifies all three. Skips when that OpenSSL
+# is not built.
 . "$(dirname "$0")/../lib/common.sh"
 t_setup
 # shellcheck source=tests/lib/tok_mldsa.sh
@@ -118,4 +120,16 @@ for s in 44 65 87; do
 	printf "\\$(printf %03o $(((b + 1) & 255)))" | dd of="$T/bad.ko" bs=1 seek="$off" conv=notrunc 2>/dev/null
 	verdicts "ML-DSA-$s: a changed signature byte is refused" 1 "^FAIL $T/bad.ko: " "$T/bad.ko" "$c"
 done
+
+# A trusted-keys bundle as a 7.x kernel's: RSA, the three ML-DSA
+# certificates and EC, one PEM file; each module verifies against it.
+cat "$DATA/rsa2048.x509.pem" "$keys/c44.pem" "$keys/c65.pem" "$keys/c87.pem" \
+	"$DATA/ec256.x509.pem" >"$T/bundle.pem"
+run_ms verify -c "$T/bundle.pem" "$T/m44.ko" "$T/m65.ko" "$T/m87.ko"
+if [ "$rc" -eq 0 ] && [ "$(grep -c "^OK $T/m[0-9]*\.ko TEST-ONLY modsign ML-DSA sha512 ml-dsa-" "$T/out")" -eq 3 ]; then
+	t_pass "verify -c with a PEM bundle of RSA, ML-DSA and EC certificates: all three sets verify"
+else
+	t_fail "verify -c with a PEM bundle of RSA, ML-DSA and EC certificates: all three sets verify" \
+		"status $rc" "$(cat "$T/out")"
+fi
 t_done

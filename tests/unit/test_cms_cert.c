@@ -449,6 +449,42 @@ MS_TEST(cms_cert_parse_all_bundle)
 	free(all);
 }
 
+/*
+ * ML-DSA certificates in a bundle (a 7.x kernel's trusted keys): each block
+ * is parsed on its own, so they keep their place among RSA and EC ones.
+ */
+MS_TEST(cms_cert_parse_all_bundle_mldsa)
+{
+	static const char *const names[] = {
+		"rsa2048.x509.pem", "mldsa/mldsa65.x509.pem", "ec256.x509.pem",
+		"mldsa/mldsa87.x509.pem",
+	};
+	static const enum ms_key_type types[] = { MS_KEY_RSA, MS_KEY_MLDSA, MS_KEY_EC, MS_KEY_MLDSA };
+	static const size_t bits[] = { 2048, 0, 256, 0 };
+	struct ms_cms_cert *out[5] = { NULL }, *one = NULL;
+	enum ms_key_type type = 0;
+	size_t b = 0;
+	size_t len = 0, n = 0;
+	uint8_t *all = cat_data(names, 4, &len);
+
+	CHECK_ERR(ms_cms_cert_parse_all(all, len, out, 5, &n), MS_OK);
+	CHECK_EQ(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		ms_cms_cert_key(out[i], &type, NULL, &b);
+		CHECK_EQ(type, types[i]);
+		if (bits[i] != 0) {
+			CHECK_EQ(b, bits[i]);
+		}
+		ms_cms_cert_free(out[i]);
+	}
+	/* One certificate wanted (the signer's <x509>): a bundle led by ML-DSA is refused. */
+	free(all);
+	all = cat_data(names + 1, 3, &len);
+	CHECK_ERR(ms_cms_cert_parse(all, len, &one), MS_E_UNSUPPORTED);
+	CHECK(one == NULL);
+	free(all);
+}
+
 /* DER is one certificate; one broken PEM block fails the whole bundle. */
 MS_TEST(cms_cert_parse_all_der_and_broken)
 {
