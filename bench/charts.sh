@@ -136,7 +136,10 @@ chart_compressed() {
 write_charts() {
 	CHARTS=${BENCH_CHARTS:-$(dirname "$OUT")/bench/charts}
 	CHART_NAMES=() CHART_NOTE=""
-	CHART_DATE="$1$([ "$QUICK" = 1 ] && printf ' (quick mode: smoke figures)')"
+	CHART_DATE=$1
+	# Not "$1$([ quick ] && printf ...)": under set -e that assignment's
+	# status is the test's, and a full run stopped there without a word.
+	[ "$QUICK" != 1 ] || CHART_DATE="$CHART_DATE (quick mode: smoke figures)"
 	CHART_MACHINE="$(nproc) CPUs ($(awk -F ': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r), load $LOAD_BEFORE"
 	mkdir -p "$CHARTS"
 	# Charts of an earlier run would not match this run's tables.

@@ -95,9 +95,11 @@ RES=$T/run/results.tsv
 	printf 'b_ms_def\t1\t0.10\t9000\tok\t0.2\n'
 	printf 'b_ms_def\t2\t0.30\t9000\tfail\t0.2\n'
 } > "$RES"
+# A bash of its own, with bench/run.sh's options: a command that fails stops
+# the report there (a subshell would not: "if" turns set -e off inside it).
 chart_env() {
-	# shellcheck disable=SC2034  # read by the sourced report.sh and charts.sh
-	(
+	TOP=$TOP T=$T RES=$RES date=$date LC_ALL=C bash -euo pipefail -c '
+		# shellcheck disable=SC2034  # read by the sourced report.sh and charts.sh
 		BENCH=$TOP/bench RUN=$T/run OUT=$T/out/BENCHMARKS.md QUICK=0 LOAD_BEFORE="0.1 0.2 0.3"
 		SAMPLE_REAL_N=100 SLOW_SUBSET=10 AGENT_HSM_N=20 D_COUNTS="" FULL_N=4000 JOBS=""
 		G_TOKENS="" Z_FMTS="" Z_N_REAL=0 P_N_REAL=""
@@ -105,8 +107,7 @@ chart_env() {
 		# shellcheck source=bench/report.sh
 		. "$TOP/bench/report.sh"
 		write_charts "$date"
-		chart_refs
-	)
+		chart_refs'
 }
 if chart_env > "$T/refs.md" 2> "$T/charts.err"; then
 	t_pass "write_charts runs on a small results file"
