@@ -265,13 +265,12 @@ pem_text(const uint8_t *p, size_t len)
 }
 
 /*
- * PEM: every CERTIFICATE block must parse (a private key block before it,
- * as in certs/signing_key.pem, is skipped); the first one is used, as
- * sign-file's PEM_read_bio_X509() takes the first. mbedTLS's own
- * mbedtls_x509_crt_parse() loop, with parse_der() for each block.
+ * Calls @each with the DER of every CERTIFICATE block of the NUL-terminated
+ * @text, in order, until it fails. Return: MS_OK, MS_E_MALFORMED (no block,
+ * or a broken one), MS_E_NOMEM, or the error of @each.
  */
 static ms_err
-parse_pem(mbedtls_x509_crt *crt, const char *text)
+pem_each_cert(const char *text, ms_err (*each)(void *ctx, struct ms_span der), void *ctx)
 {
 	mbedtls_pem_context pem;
 	struct ms_span der = { NULL, 0 };
@@ -282,7 +281,7 @@ parse_pem(mbedtls_x509_crt *crt, const char *text)
 		mbedtls_pem_init(&pem);
 		err = pem_next_cert(&text, &pem, &der);
 		if (err == MS_OK) {
-			err = parse_der(crt, der.p, der.len);
+			err = each(ctx, der);
 			n++;
 		}
 		mbedtls_pem_free(&pem);
@@ -291,6 +290,24 @@ parse_pem(mbedtls_x509_crt *crt, const char *text)
 		err = (n == 0) ? MS_E_MALFORMED : MS_OK;
 	}
 	return err;
+}
+
+static ms_err
+chain_add(void *crt, struct ms_span der)
+{
+	return parse_der(crt, der.p, der.len);
+}
+
+/*
+ * PEM: every CERTIFICATE block must parse (a private key block before it,
+ * as in certs/signing_key.pem, is skipped); the first one is used, as
+ * sign-file's PEM_read_bio_X509() takes the first. mbedTLS's own
+ * mbedtls_x509_crt_parse() loop, with parse_der() for each block.
+ */
+static ms_err
+parse_pem(mbedtls_x509_crt *crt, const char *text)
+{
+	return pem_each_cert(text, chain_add, crt);
 }
 
 /* DER if it starts as a SEQUENCE; else PEM, which mbedTLS wants NUL-terminated. */
@@ -532,30 +549,29 @@ out:
 	return err;
 }
 
+/* The certificates ms_cms_cert_parse_all() has parsed so far, into the caller's array. */
+struct cert_list {
+	struct ms_cms_cert **out;
+	size_t cap;
+	size_t n;
+};
+
 /*
- * The certificates of the NUL-terminated PEM @text, each CERTIFICATE block
- * parsed from its own DER as a single certificate is (so an ML-DSA one,
- * which mbedTLS cannot read, has its place in a bundle too), into @out[*@n].
+ * One CERTIFICATE block of a bundle, parsed from its own DER as a single
+ * certificate is (so an ML-DSA one, which mbedTLS cannot read, has its place
+ * in a bundle too).
  */
 static ms_err
-parse_pem_all(const char *text, struct ms_cms_cert **out, size_t cap, size_t *n)
+list_add(void *ctx, struct ms_span der)
 {
-	mbedtls_pem_context pem;
-	struct ms_span der = { NULL, 0 };
-	ms_err err = MS_OK;
+	struct cert_list *list = ctx;
+	ms_err err;
 
-	while (err == MS_OK) {
-		mbedtls_pem_init(&pem);
-		err = pem_next_cert(&text, &pem, &der);
-		if (err == MS_OK) {
-			err = (*n == cap) ? MS_E_NOSPACE : ms_cms_cert_parse(der.p, der.len, &out[*n]);
-			*n += (err == MS_OK);
-		}
-		mbedtls_pem_free(&pem);
+	if (list->n == list->cap) {
+		return MS_E_NOSPACE;
 	}
-	if (err == MS_E_NOTFOUND) {
-		err = (*n == 0) ? MS_E_MALFORMED : MS_OK;
-	}
+	err = ms_cms_cert_parse(der.p, der.len, &list->out[list->n]);
+	list->n += (err == MS_OK);
 	return err;
 }
 
@@ -563,8 +579,9 @@ ms_err
 ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, size_t cap,
 		      size_t *n_out)
 {
+	struct cert_list list = { out, cap, 0 };
 	char *text = NULL;
-	size_t n = 0, i;
+	size_t i;
 	ms_err err = MS_E_INTERNAL;
 
 	if (out == NULL || n_out == NULL || cap == 0) {
@@ -583,16 +600,16 @@ ms_cms_cert_parse_all(const uint8_t *p, size_t len, struct ms_cms_cert **out, si
 	if (text == NULL) {
 		return MS_E_NOMEM;
 	}
-	err = parse_pem_all(text, out, cap, &n);
+	err = pem_each_cert(text, list_add, &list);
 	free(text);
 	if (err != MS_OK) {
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < list.n; i++) {
 			ms_cms_cert_free(out[i]);
 			out[i] = NULL;
 		}
 		return err;
 	}
-	*n_out = n;
+	*n_out = list.n;
 	return MS_OK;
 }
 
